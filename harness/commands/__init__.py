@@ -1,0 +1,1 @@
+"""One module per ``kraftcheck`` subcommand owned by the harness; each exposes ``main(argv)``."""

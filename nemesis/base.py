@@ -1,0 +1,34 @@
+"""The nemesis protocol (DESIGN.md section 3).
+
+A nemesis receives invocation ops (process ``"nemesis"``) and returns completions whose ``value`` carries
+evidence that the fault took effect. It refuses at ``setup`` with ``NemesisUnsupported`` when it cannot
+work on the backend, so nothing silently does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+class NemesisUnsupported(Exception):
+    """Raised at setup when a fault cannot take effect on this backend (the message says why)."""
+
+
+@runtime_checkable
+class Nemesis(Protocol):
+    """Injects one family of faults and heals them."""
+
+    def setup(self, run: Any) -> None:
+        """Prepare (check privileges, install helpers); raise NemesisUnsupported if it cannot work."""
+
+    def invoke(self, run: Any, op: dict) -> dict:
+        """Perform the fault described by ``op`` and return its completion with evidence."""
+
+    def heal_all(self, run: Any) -> dict:
+        """Undo every fault this nemesis may have left in place; return evidence of the healing."""
+
+    def teardown(self, run: Any) -> None:
+        """Release everything (idempotent, never raises)."""
+
+    def fs(self) -> set[str]:
+        """The ``f`` names this nemesis handles."""

@@ -1,0 +1,1 @@
+"""Reports: a self-contained HTML page per run and conformance matrices across runs."""

@@ -1,0 +1,1 @@
+"""PySpark jobs over stored histories: one run too big for memory, or thousands of runs."""
