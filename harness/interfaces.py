@@ -31,6 +31,12 @@ class Host(Protocol):
     def ip(self, node: str) -> str:
         """The node's address on the cluster network."""
 
+    def node_dir(self, node: str) -> str:
+        """Host-side directory of the node (config, data dir, trace, logs); created on first use."""
+
+    def node_path(self, node: str, host_path: str) -> str:
+        """``host_path`` (inside ``node_dir``) as the node's own processes see it (identity when local)."""
+
     def pid(self, node: str) -> int | None:
         """The node's main process id on the host, or None when it is not running."""
 
