@@ -1,1 +1,30 @@
-"""Fault injection: process, network, clock, disk and admin faults, each proving it took effect."""
+"""Fault injection: process, network, clock, disk and admin faults, each proving it took effect.
+
+Theory of operation. A nemesis is a small object (``nemesis.base.Nemesis``) that turns invocation ops
+into real faults on the cluster's hosts and returns completions whose ``value`` carries evidence, with
+``value.effective`` true only when the evidence shows the fault happened:
+
+- ``process`` (``kill``/``start``, ``stop``/``start``, ``pause``/``resume``): signals to node processes;
+  evidence: the pid that died and the new one, ``/proc`` state ``T`` while paused.
+- ``net`` (``start-partition``/``stop-partition``): iptables rules tagged
+  ``kraftcheck-<run id>`` in each node's network namespace (in the container; on the local backend,
+  rules on ``lo`` matching the node addresses); evidence: a TCP connect across the cut fails while the
+  rules hold and succeeds after heal.
+- ``clock`` (``bump-clock``, ``skew-clock``, ``strobe-clock``, ``reset-clock``): libfaketime through
+  LD_PRELOAD with an offset file the nemesis rewrites; only the wall clock is faked
+  (FAKETIME_DONT_FAKE_MONOTONIC=1); evidence: the offset measured by a process with the node's env.
+- ``disk`` (``power-loss``, ``lose-unsynced``): a FUSE pass-through file system (``nemesis.lazyfs``)
+  under each node's data directory keeps unsynced writes in memory; power loss drops them, kill -9s and
+  restarts the node; evidence: the bytes dropped and the log end offsets before and after.
+- ``admin`` (reassignments, cancels, mode switches, preferred and unclean elections): kafka-python admin
+  requests; evidence: the controller's answer and the reassignment/leader state read back.
+
+``nemesis.registry.build_package`` composes the members a run asks for into one nemesis with a seeded
+schedule and a final heal; ``nemesis.coverage`` turns a history into the requested / attempted / proven
+table that caps the verdict at ``unknown`` when a requested fault never took effect. Every member heals
+in ``heal_all`` and releases in ``teardown``; ``harness.cleanup`` finds what a killed harness left behind
+(rules by comment tag, mounts by fsname, faketime files, processes by pid file).
+
+What it cannot see: a fault that took effect but had no consequence (a pause shorter than any timeout)
+counts as effective; whether it mattered is for the checkers to tell.
+"""

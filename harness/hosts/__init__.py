@@ -1,1 +1,34 @@
-"""Host backends: where nodes run (local processes on 127.0.0.x, or Docker containers)."""
+"""Host backends: where nodes run.
+
+- ``local`` (``LocalHost``, the embedded default): each node is a process on this machine with its own
+  127.A.B.x address (one /24 per run inside 127/8), its own process group and a parent-death signal, its
+  node directory under the run's store directory, its output in ``<node_dir>/node.log``.
+- ``docker`` (``DockerHost``): each node is a container on one internal Docker network with a fixed
+  subnet and fixed addresses, started from the base image that ``harness.image`` builds from Debian
+  packages (no registry). The project source is bind-mounted read-only at ``/kraftcheck``, so code
+  changes need no image rebuild; the node directory is bind-mounted at the same path it has on the host.
+
+Both record what they start in the state directory (``harness.hosts.state``) so that
+``kraftcheck clean`` (``harness.cleanup``) can remove it after a crash of the harness. Faults live in
+``nemesis/``; hosts only offer the primitives (signals, exec in the node's network namespace, paths).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+BACKENDS = ("local", "docker")
+
+
+def make_host(backend: str, base_dir: str | os.PathLike, run_id: str | None = None, **options: Any):
+    """Create the host for ``backend`` (``local`` or ``docker``); options go to its constructor."""
+    if backend == "local":
+        from harness.hosts.local import LocalHost
+
+        return LocalHost(base_dir, run_id=run_id, **options)
+    if backend == "docker":
+        from harness.hosts.docker import DockerHost
+
+        return DockerHost(base_dir, run_id=run_id, **options)
+    raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
