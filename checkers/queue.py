@@ -1,0 +1,533 @@
+"""Queue anomalies of a Kafka-style send/poll history: the definitions and the exact result shapes.
+
+This docstring is the **contract** between this module and the Spark implementation
+(``spark_analysis``): on the same history both must return identical ``queue_anomalies`` results for the
+kinds in ``SPARK_KINDS``. The definitions follow Jepsen's Kafka workload (``jepsen.tests.kafka``) with
+the deviations marked [dev], which make every result deterministic and expressible as joins, group-bys and
+window functions. Do not change a shape silently: bump ``CONTRACT_VERSION`` and tell the Spark engineer.
+
+Extraction
+----------
+* Client ops are those whose ``process`` is an int. Each invocation is paired with the next completion of
+  the same process (same ``f``). An invocation never completed counts as type ``info``.
+* An op is named by its **op index** = the history ``index`` of its completion (of the invocation when it
+  never completed). Every ``op``/``ops``/``writer``/``reader``/``earlier``/``later`` field below is an op
+  index. Ops are processed in op-index order.
+* ``f`` is ``send``, ``poll``, ``txn`` or ``assign``; others (and nemesis ops) are ignored.
+* **Sends** (micro-op order within the op): ``send`` with value ``[k, [offset, v]]`` or ``[k, v]``; the
+  completion's value is used when it is a 2-list, else the invocation's. ``txn``: the completion's
+  micro-op list when it is a list, else the invocation's; ``["send", k, [offset, v]]`` or
+  ``["send", k, v]``. The offset is null when absent, not an integer, or the op's type is ``fail``.
+* **Reads**: ``poll`` completion value ``{k: [[offset, v], ...]}`` and ``["poll", {k: [...]}]`` micro-ops
+  of a ``txn`` completion. An op's read sequence for key k is the concatenation, in micro-op order, of
+  its pairs for k; ``pos`` is the 0-based position in that sequence. A non-integer offset is null.
+* Keys that are decimal strings (JSON object keys) become ints. Values are compared by equality; "sorted"
+  lists of values are ascending (the schema makes values ints).
+* ``ok read`` = a read row of an op whose type is ``ok``. ``writer(k, v)`` = the op with the smallest op
+  index that sends v to k. A writer is **committed** if its type is ``ok``, or ``info`` and at least one of
+  its sends (k', v') is read by some ok read of k'.
+
+Version order (per key k)
+-------------------------
+* The log of k is the set of observations (k, offset, v) from (a) every read row with a non-null offset,
+  of any op type (Kafka never lets a poll see unsafe data, so even info polls count); (b) every send with
+  a non-null offset whose op is committed.
+* ``index(k, o)`` = 0-based dense rank of offset o among the distinct offsets in k's log (gaps ignored).
+* ``first(k, v)`` / ``last(k, v)`` = the smallest / largest index at which v is observed. "The index of v"
+  below means ``first(k, v)`` [dev: Jepsen picks one value per offset by hash order].
+* ``values_at(k, i)`` = the sorted values observed at index i. ``skipped`` lists = ``values_at`` of every
+  index strictly between the two indices, concatenated in index order.
+
+Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorted as stated)
+---------------------------------------------------------------------------------------------
+``inconsistent-offsets``: an offset of k observed with >= 2 distinct values.
+    ``{"key", "offset", "values": sorted distinct values, "ops": sorted distinct op indices that observed
+    any value at (k, offset) (read rows of any type, committed sends)}``. Sorted by (key, offset).
+``duplicate``: a value observed at >= 2 distinct offsets of k.
+    ``{"key", "value", "offsets": sorted distinct offsets}``. Sorted by (key, value).
+``lost-write``: for key k with ok reads, ``bound`` = max index of the values read by ok reads of k (values
+    with an index). Every value v in k's log with ``last(k, v) <= bound``, not read by any ok read of k,
+    whose writer exists and is committed, is lost.
+    ``{"key", "value", "offset": smallest offset v was observed at, "index": first(k, v),
+    "max_read_index": bound, "writer", "max_read": smallest op index of an ok op that read k some value
+    whose first index == bound}``. Sorted by (key, index, value).
+``poll-skip`` / ``nonmonotonic-poll``: per process, ops (any completion type) with a non-empty read
+    sequence of k are compared to the process's *baseline* for k: the last value of k read by its latest
+    earlier ``ok`` op with a non-empty read sequence of k. delta = index(first value read now) - index(
+    baseline value), both must have an index. delta > 1 -> poll-skip, delta < 1 -> nonmonotonic-poll.
+    Only ok ops set the baseline. An ok/info ``assign`` op of the process drops the baselines of keys not
+    in its value; with ``"seek_to_beginning": true`` (on the invoke or completion) it drops all of them.
+    [dev: Jepsen lets an empty read of k reset the baseline; here empty reads are ignored.]
+    poll-skip: ``{"key", "process", "ops": [baseline op, op], "values": [v, v'], "delta", "skipped"}``;
+    nonmonotonic-poll: the same without ``skipped``. Both sorted by (key, ops[1]).
+``int-poll-skip`` / ``int-nonmonotonic-poll``: within one op's read sequence of k, each consecutive pair
+    (v1 at pos-1, v2 at pos) with indices: delta = index(v2) - index(v1); > 1 skip, < 1 nonmonotonic.
+    ``{"key", "op", "pos", "values": [v1, v2], "delta"}`` (+ ``"skipped"`` for int-poll-skip). Sorted by
+    (key, op, pos).
+``nonmonotonic-send``: per process, ``ok``/``info`` ops that send to k, in op order: the first value this
+    op sends to k vs the last value the process's previous such op sent to k; both with an index and
+    delta < 1. Assigns do not reset it [dev]. ``{"key", "process", "ops": [prev, op], "values": [v, v'],
+    "delta"}``. Sorted by (key, ops[1]).
+``int-nonmonotonic-send``: within one ``ok``/``info`` op, consecutive sends to k (pos = position among the
+    op's sends to k) with delta < 1. ``{"key", "op", "pos", "values", "delta"}``. Sorted by (key, op, pos).
+``G1a`` (aborted read): an ok read of (k, v) whose writer's type is ``fail``.
+    ``{"key", "value", "writer", "reader"}``, one per distinct (key, value, reader). Sorted by
+    (key, value, reader).
+``precommitted-read``: an op (any completion type) that reads (k, v) and also sends (k, v).
+    ``{"key", "value", "op"}``, distinct. Sorted by (key, value, op).
+``unseen``: an ``ok`` send (k, v) not read by any ok read of k completed at or before the recovery
+    deadline (``options["unseen_deadline_ns"]``, history time; default: no limit). ``{"key", "value",
+    "offset": its acknowledged offset or null, "writer"}``. Sorted by (key, value). Whether an unseen
+    value is a violation is the profile's decision (it is one only after a final phase).
+``acked-unreadable``: only when the history has a final phase (else ``[]``): an ``ok`` send (k, o, v) for
+    which no ok read of a **final** op returned (o, v) for k (with o null: v at any offset).
+    ``{"key", "offset", "value", "writer", "final_values": sorted distinct values final ok reads returned
+    at (k, o) ([] when o is null)}``. Sorted by (key, offset (null first), value).
+``realtime-order``: for each ``ok`` send B -> (k, oB, vB) with non-null offset: among ok sends A -> (k, oA,
+    vA) with non-null offset and ``A.complete_time < B.invoke_time`` take the one with the largest oA
+    (ties: smallest op index, then micro-op order). If oA >= oB: ``{"key", "earlier": A, "later": B,
+    "offsets": [oA, oB], "values": [vA, vB]}``. Sorted by (key, later, offsets[1]).
+``hwm-regression``: ok ops whose completion carries ``"hwm": {k: int}`` (the high watermark the consumer
+    saw): for B, the ok op A with ``A.complete_time < B.invoke_time`` and the largest hwm for k (ties:
+    smallest op index); if hwm_A > hwm_B: ``{"key", "earlier", "later", "hwms": [hA, hB]}``. Sorted by
+    (key, later).
+``G0``, ``G1c``, ``G0-realtime``, ``G1c-realtime`` (not in SPARK_KINDS): dependency cycles between ok (and
+    committed info) ops with at least one send or read. ww: writer(values_at(k, i-1)) -> writer(values_at(
+    k, i)); wr: writer(k, v) -> each op that ok-read (k, v); rt: A -> B when A.complete_time <
+    B.invoke_time. Each strongly connected component of a graph (ww; ww+wr; ww+rt; ww+wr+rt) yields the
+    shortest cycle through its smallest op; it is reported under the class its edge types give (only ww:
+    G0; ww+wr: G1c; rt without wr: G0-realtime; rt and wr: G1c-realtime), once.
+    ``{"cycle": [op indices, from the smallest, in edge order], "edges": [{"from", "to", "type", "key",
+    "value"}, ...]}`` (rt edges have key and value null; ww edges carry the later value). Sorted by
+    (len(cycle), cycle).
+
+Final phase (convention for the harness)
+----------------------------------------
+The final phase (heal everything, then read everything back) is marked on the ops themselves: every op of
+the final phase (the ``assign`` with ``"seek_to_beginning": true`` and the polls) carries the op field
+``"final": true`` on its invocation (the completion may repeat it). The history "has a final phase" iff at
+least one client op is marked final. Use fresh processes for the final readers.
+
+``options`` (a dict or None): ``unseen_deadline_ns`` (int | None), ``cycles`` (bool, default True: compute
+the four cycle kinds; when False they are ``[]``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
+
+CONTRACT_VERSION = 1
+
+KINDS = (
+    "inconsistent-offsets", "duplicate", "lost-write", "poll-skip", "nonmonotonic-poll", "int-poll-skip",
+    "int-nonmonotonic-poll", "nonmonotonic-send", "int-nonmonotonic-send", "G1a", "precommitted-read",
+    "unseen", "acked-unreadable", "realtime-order", "hwm-regression", "G0", "G1c", "G0-realtime",
+    "G1c-realtime",
+)
+SPARK_KINDS = KINDS[:15]
+CYCLE_KINDS = ("G0", "G1c", "G0-realtime", "G1c-realtime")
+
+
+def _none_first(x: Any) -> tuple:
+    return (0, 0) if x is None else (1, x)
+
+
+class QueueAnalysis:
+    """The shared intermediate structures (writers, ok reads, version orders) of one history."""
+
+    def __init__(self, ops: list[dict], options: dict | None = None):
+        self.options = options or {}
+        self.recs: list[OpRec] = extract(ops)
+        self.writer: dict[tuple, OpRec] = {}
+        self.ok_read_values: dict[Any, set] = defaultdict(set)
+        self.has_final = any(r.final for r in self.recs)
+        for r in self.recs:
+            for k, v, _ in r.sends:
+                if (k, v) not in self.writer:  # recs are in op-index order, so the first is the smallest
+                    self.writer[(k, v)] = r
+            if r.type == "ok":
+                for k, seq in r.reads.items():
+                    s = self.ok_read_values[k]
+                    for _, v in seq:
+                        s.add(v)
+        self.committed_info: set[int] = set()
+        for r in self.recs:
+            if r.type == "info" and r.sends:
+                if any(v in self.ok_read_values.get(k, ()) for k, v, _ in r.sends):
+                    self.committed_info.add(r.index)
+        self.vo = VersionOrders()
+        for r in self.recs:
+            for k, seq in r.reads.items():
+                for o, v in seq:
+                    if o is not None:
+                        self.vo.add(k, o, v)
+            if r.sends and self.committed(r):
+                for k, v, o in r.sends:
+                    if o is not None:
+                        self.vo.add(k, o, v)
+        self.vo.finish()
+
+    def committed(self, r: OpRec) -> bool:
+        """Whether a writer must have taken effect: ok, or info with one of its sends read by an ok read."""
+        return r.type == "ok" or r.index in self.committed_info
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def inconsistent_offsets(a: QueueAnalysis) -> list[dict]:
+    """Offsets observed with two or more values."""
+    out = []
+    for k, per_key in a.vo.log.items():
+        for o, vals in per_key.items():
+            if len(vals) > 1:
+                out.append({"key": k, "offset": o, "values": sorted(vals, key=value_sort_key), "ops": []})
+    if not out:
+        return out
+    wanted = {(e["key"], e["offset"]): set() for e in out}
+    for r in a.recs:
+        for k, seq in r.reads.items():
+            for o, _ in seq:
+                s = wanted.get((k, o))
+                if s is not None:
+                    s.add(r.index)
+        if r.sends and a.committed(r):
+            for k, _, o in r.sends:
+                s = wanted.get((k, o))
+                if s is not None:
+                    s.add(r.index)
+    for e in out:
+        e["ops"] = sorted(wanted[(e["key"], e["offset"])])
+    out.sort(key=lambda e: (e["key"], e["offset"]))
+    return out
+
+
+def duplicates(a: QueueAnalysis) -> list[dict]:
+    """Values observed at two or more offsets of one key."""
+    out = []
+    for k, per_key in a.vo.log.items():
+        seen: dict[Any, list[int]] = {}
+        for o, vals in per_key.items():
+            for v in vals:
+                seen.setdefault(v, []).append(o)
+        for v, offsets in seen.items():
+            if len(offsets) > 1:
+                out.append({"key": k, "value": v, "offsets": sorted(offsets)})
+    out.sort(key=lambda e: (e["key"], value_sort_key(e["value"])))
+    return out
+
+
+def lost_writes(a: QueueAnalysis) -> list[dict]:
+    """Committed values below the highest read index that no ok read ever returned."""
+    out = []
+    vo = a.vo
+    for k, read_vals in a.ok_read_values.items():
+        first = vo.first.get(k)
+        if not first:
+            continue
+        bound = -1
+        for v in read_vals:
+            i = first.get(v)
+            if i is not None and i > bound:
+                bound = i
+        if bound < 0:
+            continue
+        last = vo.last[k]
+        lost = [v for v, li in last.items() if li <= bound and v not in read_vals]
+        if not lost:
+            continue
+        lost = [v for v in lost if (w := a.writer.get((k, v))) is not None and a.committed(w)]
+        if not lost:
+            continue
+        bound_vals = {v for v, i in first.items() if i == bound}
+        max_read = None
+        for r in a.recs:
+            if r.type == "ok" and k in r.reads and any(v in bound_vals for _, v in r.reads[k]):
+                max_read = r.index
+                break
+        offsets_of = {}
+        for o, vals in vo.log[k].items():
+            for v in vals:
+                if v not in offsets_of or o < offsets_of[v]:
+                    offsets_of[v] = o
+        for v in lost:
+            out.append({"key": k, "value": v, "offset": offsets_of[v], "index": first[v],
+                        "max_read_index": bound, "writer": a.writer[(k, v)].index, "max_read": max_read})
+    out.sort(key=lambda e: (e["key"], e["index"], value_sort_key(e["value"])))
+    return out
+
+
+def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
+    """Per-process skips and backward jumps between successive polls of one key."""
+    skips, nonmono = [], []
+    vo = a.vo
+    baselines: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
+    for r in a.recs:
+        if r.f == "assign":
+            if r.type in ("ok", "info"):
+                base = baselines[r.process]
+                if r.seek:
+                    base.clear()
+                else:
+                    keep = set(r.assign or ())
+                    for k in [k for k in base if k not in keep]:
+                        del base[k]
+            continue
+        if not r.reads:
+            continue
+        base = baselines[r.process]
+        for k, seq in r.reads.items():
+            if not seq:
+                continue
+            prev = base.get(k)
+            if prev is not None:
+                prev_op, v = prev
+                v2 = seq[0][1]
+                i1, i2 = vo.vindex(k, v), vo.vindex(k, v2)
+                if i1 is not None and i2 is not None:
+                    delta = i2 - i1
+                    if delta > 1:
+                        skips.append({"key": k, "process": r.process, "ops": [prev_op, r.index],
+                                      "values": [v, v2], "delta": delta, "skipped": vo.skipped(k, i1, i2)})
+                    elif delta < 1:
+                        nonmono.append({"key": k, "process": r.process, "ops": [prev_op, r.index],
+                                        "values": [v, v2], "delta": delta})
+            if r.type == "ok":
+                base[k] = (r.index, seq[-1][1])
+    skips.sort(key=lambda e: (e["key"], e["ops"][1]))
+    nonmono.sort(key=lambda e: (e["key"], e["ops"][1]))
+    return skips, nonmono
+
+
+def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
+    """Skips and backward steps inside one op's read sequence of a key."""
+    skips, nonmono = [], []
+    vo = a.vo
+    for r in a.recs:
+        for k, seq in r.reads.items():
+            if len(seq) < 2:
+                continue
+            first = vo.first.get(k, {})
+            prev_i = first.get(seq[0][1])
+            for pos in range(1, len(seq)):
+                i2 = first.get(seq[pos][1])
+                if prev_i is not None and i2 is not None:
+                    delta = i2 - prev_i
+                    if delta > 1:
+                        skips.append({"key": k, "op": r.index, "pos": pos,
+                                      "values": [seq[pos - 1][1], seq[pos][1]], "delta": delta,
+                                      "skipped": vo.skipped(k, prev_i, i2)})
+                    elif delta < 1:
+                        nonmono.append({"key": k, "op": r.index, "pos": pos,
+                                        "values": [seq[pos - 1][1], seq[pos][1]], "delta": delta})
+                prev_i = i2
+    skips.sort(key=lambda e: (e["key"], e["op"], e["pos"]))
+    nonmono.sort(key=lambda e: (e["key"], e["op"], e["pos"]))
+    return skips, nonmono
+
+
+def _sends_by_key(r: OpRec) -> dict[Any, list]:
+    by_key: dict[Any, list] = {}
+    for k, v, _ in r.sends:
+        by_key.setdefault(k, []).append(v)
+    return by_key
+
+
+def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
+    """nonmonotonic-send (across a process's ops) and int-nonmonotonic-send (inside one op)."""
+    ext, internal = [], []
+    vo = a.vo
+    last_send: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
+    for r in a.recs:
+        if not r.sends or r.type not in ("ok", "info"):
+            continue
+        base = last_send[r.process]
+        for k, vals in _sends_by_key(r).items():
+            prev = base.get(k)
+            if prev is not None:
+                i1, i2 = vo.vindex(k, prev[1]), vo.vindex(k, vals[0])
+                if i1 is not None and i2 is not None and i2 - i1 < 1:
+                    ext.append({"key": k, "process": r.process, "ops": [prev[0], r.index],
+                                "values": [prev[1], vals[0]], "delta": i2 - i1})
+            for pos in range(1, len(vals)):
+                i1, i2 = vo.vindex(k, vals[pos - 1]), vo.vindex(k, vals[pos])
+                if i1 is not None and i2 is not None and i2 - i1 < 1:
+                    internal.append({"key": k, "op": r.index, "pos": pos,
+                                     "values": [vals[pos - 1], vals[pos]], "delta": i2 - i1})
+            base[k] = (r.index, vals[-1])
+    ext.sort(key=lambda e: (e["key"], e["ops"][1]))
+    internal.sort(key=lambda e: (e["key"], e["op"], e["pos"]))
+    return ext, internal
+
+
+def aborted_reads(a: QueueAnalysis) -> list[dict]:
+    """G1a: ok reads of values whose send certainly failed."""
+    out = set()
+    for r in a.recs:
+        if r.type != "ok":
+            continue
+        for k, seq in r.reads.items():
+            for _, v in seq:
+                w = a.writer.get((k, v))
+                if w is not None and w.type == "fail":
+                    out.add((k, v, w.index, r.index))
+    rows = [{"key": k, "value": v, "writer": w, "reader": rd} for k, v, w, rd in out]
+    rows.sort(key=lambda e: (e["key"], value_sort_key(e["value"]), e["reader"]))
+    return rows
+
+
+def precommitted_reads(a: QueueAnalysis) -> list[dict]:
+    """Ops that read a value they themselves send."""
+    out = set()
+    for r in a.recs:
+        if not r.sends or not r.reads:
+            continue
+        for k, v, _ in r.sends:
+            seq = r.reads.get(k)
+            if seq and any(v == rv for _, rv in seq):
+                out.add((k, v, r.index))
+    rows = [{"key": k, "value": v, "op": op} for k, v, op in out]
+    rows.sort(key=lambda e: (e["key"], value_sort_key(e["value"]), e["op"]))
+    return rows
+
+
+def unseen(a: QueueAnalysis) -> list[dict]:
+    """ok sends never returned by an ok read completed by the recovery deadline."""
+    deadline = a.options.get("unseen_deadline_ns")
+    if deadline is None:
+        seen = a.ok_read_values
+    else:
+        seen = defaultdict(set)
+        for r in a.recs:
+            if r.type == "ok" and r.reads and r.complete_time is not None and r.complete_time <= deadline:
+                for k, seq in r.reads.items():
+                    seen[k].update(v for _, v in seq)
+    out = []
+    for r in a.recs:
+        if r.type != "ok":
+            continue
+        for k, v, o in r.sends:
+            if v not in seen.get(k, ()):
+                out.append({"key": k, "value": v, "offset": o, "writer": r.index})
+    out.sort(key=lambda e: (e["key"], value_sort_key(e["value"])))
+    return out
+
+
+def acked_unreadable(a: QueueAnalysis) -> list[dict]:
+    """ok sends that the final phase did not read back at their acknowledged offset."""
+    if not a.has_final:
+        return []
+    final_at: dict[tuple, set] = defaultdict(set)
+    final_vals: dict[Any, set] = defaultdict(set)
+    for r in a.recs:
+        if r.final and r.type == "ok":
+            for k, seq in r.reads.items():
+                for o, v in seq:
+                    final_vals[k].add(v)
+                    if o is not None:
+                        final_at[(k, o)].add(v)
+    out = []
+    for r in a.recs:
+        if r.type != "ok":
+            continue
+        for k, v, o in r.sends:
+            if o is None:
+                if v not in final_vals.get(k, ()):
+                    out.append({"key": k, "offset": None, "value": v, "writer": r.index, "final_values": []})
+            else:
+                got = final_at.get((k, o), ())
+                if v not in got:
+                    out.append({"key": k, "offset": o, "value": v, "writer": r.index,
+                                "final_values": sorted(got, key=value_sort_key)})
+    out.sort(key=lambda e: (e["key"], _none_first(e["offset"]), value_sort_key(e["value"])))
+    return out
+
+
+def _running_max_violations(events: list[tuple], key_name: str, pair_name: str, ties_violate: bool) -> list[dict]:
+    """Shared sweep for realtime-order and hwm-regression.
+
+    ``events`` are ``(key, invoke_time, complete_time, op_index, mop_pos, value, payload)``; for each event
+    B, the earlier event A (complete_time < B.invoke_time) with the largest value (ties: smallest op
+    index, then mop position) is compared with B; a larger (or, with ``ties_violate``, equal) value wins.
+    """
+    out = []
+    by_key: dict[Any, list[tuple]] = defaultdict(list)
+    for e in events:
+        by_key[e[0]].append(e)
+    for k, evs in by_key.items():
+        completions = sorted((e for e in evs if e[2] is not None), key=lambda e: e[2])
+        invokes = sorted(evs, key=lambda e: (e[1], e[3], e[4]))
+        best = None  # (value, -op, -pos, event)
+        j = 0
+        for b in invokes:
+            while j < len(completions) and completions[j][2] < b[1]:
+                c = completions[j]
+                cand = (c[5], -c[3], -c[4])
+                if best is None or cand > best[0]:
+                    best = (cand, c)
+                j += 1
+            if best is not None and (best[1][5] > b[5] or (ties_violate and best[1][5] == b[5])):
+                a_ev = best[1]
+                row = {"key": k, "earlier": a_ev[3], "later": b[3], key_name: [a_ev[5], b[5]]}
+                if pair_name:
+                    row[pair_name] = [a_ev[6], b[6]]
+                out.append(row)
+    return out
+
+
+def realtime_order(a: QueueAnalysis) -> list[dict]:
+    """An ok send acknowledged before another was invoked must have the smaller offset."""
+    events = []
+    for r in a.recs:
+        if r.type != "ok":
+            continue
+        for pos, (k, v, o) in enumerate(r.sends):
+            if o is not None:
+                events.append((k, r.invoke_time, r.complete_time, r.index, pos, o, v))
+    out = _running_max_violations(events, "offsets", "values", ties_violate=True)
+    out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
+    return out
+
+
+def hwm_regressions(a: QueueAnalysis) -> list[dict]:
+    """The high watermark a client sees must not go back across reads that do not overlap in time."""
+    events = []
+    for r in a.recs:
+        if r.type == "ok" and r.hwm:
+            for k, h in r.hwm.items():
+                events.append((k, r.invoke_time, r.complete_time, r.index, 0, h, None))
+    out = _running_max_violations(events, "hwms", "", ties_violate=False)
+    out.sort(key=lambda e: (e["key"], e["later"]))
+    return out
+
+
+def queue_anomalies(ops: list[dict], options: dict | None = None) -> dict[str, list[dict]]:
+    """Every anomaly kind of the module docstring -> its list of result dicts (empty lists included)."""
+    a = QueueAnalysis(ops, options)
+    return anomalies_of(a)
+
+
+def anomalies_of(a: QueueAnalysis) -> dict[str, list[dict]]:
+    """Like ``queue_anomalies`` on an already built analysis (the checker reuses it for details)."""
+    res: dict[str, list[dict]] = {}
+    res["inconsistent-offsets"] = inconsistent_offsets(a)
+    res["duplicate"] = duplicates(a)
+    res["lost-write"] = lost_writes(a)
+    res["poll-skip"], res["nonmonotonic-poll"] = poll_skips(a)
+    res["int-poll-skip"], res["int-nonmonotonic-poll"] = internal_polls(a)
+    res["nonmonotonic-send"], res["int-nonmonotonic-send"] = send_order(a)
+    res["G1a"] = aborted_reads(a)
+    res["precommitted-read"] = precommitted_reads(a)
+    res["unseen"] = unseen(a)
+    res["acked-unreadable"] = acked_unreadable(a)
+    res["realtime-order"] = realtime_order(a)
+    res["hwm-regression"] = hwm_regressions(a)
+    if a.options.get("cycles", True):
+        from checkers.queue_cycles import find_cycles
+        res.update(find_cycles(a))
+    else:
+        for kind in CYCLE_KINDS:
+            res[kind] = []
+    return {kind: res[kind] for kind in KINDS}

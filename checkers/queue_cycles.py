@@ -1,0 +1,197 @@
+"""Dependency cycles (G0, G1c and their realtime variants) from per-key version orders.
+
+Definitions and result shape: ``checkers/queue.py`` (kinds ``G0``, ``G1c``, ``G0-realtime``,
+``G1c-realtime``). Realtime edges would be quadratic in number, so they go through a chain of virtual
+"barrier" nodes, one per distinct completion time: A -> barrier(A.complete) -> ... -> barrier(last
+completion before B.invoke) -> B. A path through barriers exists exactly when A completed before B was
+invoked, so strongly connected components are unchanged and the graph stays linear in size.
+
+Only the full graph (ww + wr + rt) is searched first; when it has no cycle neither has any subgraph, which
+is the common case, so a valid history costs one pass of Tarjan's algorithm.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from typing import Any
+
+from checkers.queue_extract import OpRec
+
+WW, WR, RT = "ww", "wr", "rt"
+CLASSES = (("G0", (WW,)), ("G1c", (WW, WR)), ("G0-realtime", (WW, RT)), ("G1c-realtime", (WW, WR, RT)))
+
+
+def _build(a, nodes: list[OpRec]) -> tuple[int, dict[str, list[list[tuple[int, Any, Any]]]]]:
+    """Return (number of vertices, per edge type adjacency lists) over real + barrier vertices."""
+    pos = {r.index: i for i, r in enumerate(nodes)}
+    n = len(nodes)
+    times = sorted({r.complete_time for r in nodes if r.complete_time is not None})
+    total = n + len(times)
+    adj = {WW: [[] for _ in range(total)], WR: [[] for _ in range(total)], RT: [[] for _ in range(total)]}
+
+    def node_of(k, v):
+        w = a.writer.get((k, v))
+        return None if w is None else pos.get(w.index)
+
+    for k, by_index in a.vo.by_index.items():
+        for i in range(1, len(by_index)):
+            for v2 in by_index[i]:
+                w2 = node_of(k, v2)
+                if w2 is None:
+                    continue
+                for v1 in by_index[i - 1]:
+                    w1 = node_of(k, v1)
+                    if w1 is not None and w1 != w2:
+                        adj[WW][w1].append((w2, k, v2))
+    for i, r in enumerate(nodes):
+        if r.type != "ok":
+            continue
+        for k, seq in r.reads.items():
+            for _, v in seq:
+                w = node_of(k, v)
+                if w is not None and w != i:
+                    adj[WR][w].append((i, k, v))
+    for j in range(len(times) - 1):
+        adj[RT][n + j].append((n + j + 1, None, None))
+    for i, r in enumerate(nodes):
+        if r.complete_time is not None:
+            adj[RT][i].append((n + bisect.bisect_left(times, r.complete_time), None, None))
+        if r.invoke_time is not None:
+            j = bisect.bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation
+            if j >= 0:
+                adj[RT][n + j].append((i, None, None))
+    return total, adj
+
+
+def _sccs(total: int, succ) -> list[list[int]]:
+    """Iterative Tarjan; returns the components with more than one vertex."""
+    index = [-1] * total
+    low = [0] * total
+    on_stack = [False] * total
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(total):
+        if index[root] != -1:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if index[w] == -1:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, iter(succ(w))))
+                    advanced = True
+                    break
+                if on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+    return out
+
+
+def _shortest_cycle(start: int, members: set[int], edges_of) -> list[tuple[int, int, str, Any, Any]]:
+    """BFS from ``start`` back to itself inside ``members``; returns the edges of the cycle."""
+    parent: dict[int, tuple[int, str, Any, Any]] = {}
+    queue = deque([start])
+    seen = {start}
+    while queue:
+        u = queue.popleft()
+        for w, typ, k, v in edges_of(u):
+            if w not in members:
+                continue
+            if w == start:
+                path = [(u, w, typ, k, v)]
+                while u != start:
+                    p, ptyp, pk, pv = parent[u]
+                    path.append((p, u, ptyp, pk, pv))
+                    u = p
+                path.reverse()
+                return path
+            if w not in seen:
+                seen.add(w)
+                parent[w] = (u, typ, k, v)
+                queue.append(w)
+    return []
+
+
+def find_cycles(a) -> dict[str, list[dict]]:
+    """The four cycle kinds of ``checkers/queue.py`` for a ``QueueAnalysis``."""
+    result: dict[str, list[dict]] = {name: [] for name, _ in CLASSES}
+    nodes = [r for r in a.recs if r.f != "assign" and (r.sends or r.reads) and a.committed(r)]
+    if len(nodes) < 2:
+        return result
+    total, adj = _build(a, nodes)
+    n = len(nodes)
+
+    def succ_for(types):
+        lists = [adj[t] for t in types]
+        if len(lists) == 1:
+            only = lists[0]
+            return lambda v: [w for w, _, _ in only[v]]
+        return lambda v: [w for lst in lists for w, _, _ in lst[v]]
+
+    if not _sccs(total, succ_for((WW, WR, RT))):
+        return result
+    reported: set[tuple[int, ...]] = set()
+    for name, types in CLASSES:
+        def edges_of(u, types=types):
+            return [(w, t, k, v) for t in types for w, k, v in adj[t][u]]
+        for comp in _sccs(total, succ_for(types)):
+            real = [v for v in comp if v < n]
+            if len(real) < 2:  # a barrier chain only runs forward in time, so one op cannot close a cycle
+                continue
+            start = min(real, key=lambda v: nodes[v].index)
+            path = _shortest_cycle(start, set(comp), edges_of)
+            edges = _collapse(path, n, nodes)
+            kinds = {e["type"] for e in edges}
+            cls = ("G1c-realtime" if WR in kinds else "G0-realtime") if RT in kinds else (
+                "G1c" if WR in kinds else "G0")
+            cycle = [e["from"] for e in edges]
+            canon = tuple(sorted(cycle))
+            if cls != name or canon in reported:
+                continue
+            reported.add(canon)
+            result[name].append({"cycle": cycle, "edges": edges})
+    for name in result:
+        result[name].sort(key=lambda c: (len(c["cycle"]), c["cycle"]))
+    return result
+
+
+def _collapse(path, n: int, nodes: list[OpRec]) -> list[dict]:
+    """Turn a vertex path (possibly through barriers) into op-to-op edges."""
+    edges: list[dict] = []
+    pending_from = None
+    for u, w, typ, k, v in path:
+        if u < n and w < n:
+            edges.append({"from": nodes[u].index, "to": nodes[w].index, "type": typ, "key": k, "value": v})
+        elif u < n:
+            pending_from = u
+        elif w < n:
+            edges.append({"from": nodes[pending_from].index, "to": nodes[w].index, "type": RT,
+                          "key": None, "value": None})
+    return edges

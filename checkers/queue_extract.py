@@ -1,0 +1,228 @@
+"""Turn a queue-workload history into per-operation records and per-key version orders.
+
+This is the extraction step of the queue checker whose rules are stated in ``checkers/queue.py``
+(section "Extraction" and "Version order" of its docstring); the Spark implementation follows the same
+rules. Nothing here decides validity: it only normalises both encodings of DESIGN.md section 2 (single
+``send``/``poll`` ops and multi-micro-op ``txn`` ops) into one shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLIENT_FS = ("send", "poll", "txn")
+
+
+def norm_key(k: Any) -> Any:
+    """Keys are integers; JSON object keys arrive as decimal strings, so turn those back into ints."""
+    if isinstance(k, str):
+        try:
+            return int(k)
+        except ValueError:
+            return k
+    return k
+
+
+def value_sort_key(v: Any) -> tuple:
+    """Total order on values: numbers by value, then anything else by its string form (schema: ints)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return (1, str(v))
+    return (0, v)
+
+
+class OpRec:
+    """One client operation (invocation + completion) with its sends and reads unpacked.
+
+    ``index`` is the completion's history index (the invocation's when the history ended first), ``type``
+    the completion type (``info`` when missing), ``sends`` a list of ``(key, value, offset|None)`` in
+    micro-op order, ``reads`` a dict ``key -> [(offset|None, value), ...]`` in the order returned.
+    """
+
+    __slots__ = ("index", "invoke_index", "process", "f", "type", "invoke_time", "complete_time",
+                 "final", "sends", "reads", "hwm", "assign", "seek")
+
+    def __init__(self, index, invoke_index, process, f, type_, invoke_time, complete_time, final):
+        self.index = index
+        self.invoke_index = invoke_index
+        self.process = process
+        self.f = f
+        self.type = type_
+        self.invoke_time = invoke_time
+        self.complete_time = complete_time
+        self.final = final
+        self.sends: list[tuple[Any, Any, Any]] = []
+        self.reads: dict[Any, list[tuple[Any, Any]]] = {}
+        self.hwm: dict[Any, int] | None = None
+        self.assign: list | None = None
+        self.seek = False
+
+    def __repr__(self) -> str:
+        return f"OpRec({self.index}, p={self.process}, {self.type} {self.f}, sends={self.sends}, reads={self.reads})"
+
+
+def _unpack_send(rec: OpRec, k: Any, x: Any) -> None:
+    # A completed send carries [offset, value]; an invocation (or an info/fail copy of it) the bare value.
+    if isinstance(x, list) and len(x) == 2:
+        offset, value = x
+    else:
+        offset, value = None, x
+    if rec.type == "fail" or not isinstance(offset, int) or isinstance(offset, bool):
+        offset = None  # a failed send has no offset in any log; a non-integer offset is unknown
+    rec.sends.append((norm_key(k), value, offset))
+
+
+def _unpack_poll(rec: OpRec, result: Any) -> None:
+    if not isinstance(result, dict):
+        return
+    reads = rec.reads
+    for k, pairs in result.items():
+        key = norm_key(k)
+        seq = reads.get(key)
+        if seq is None:
+            seq = reads[key] = []
+        if not isinstance(pairs, list):
+            continue
+        for pair in pairs:
+            if isinstance(pair, list) and len(pair) == 2:
+                o = pair[0]
+                if not isinstance(o, int) or isinstance(o, bool):
+                    o = None
+                seq.append((o, pair[1]))
+
+
+def _fill(rec: OpRec, invoke: dict, completion: dict | None) -> None:
+    f = rec.f
+    cval = completion.get("value") if completion is not None else None
+    if f == "send":
+        value = cval if isinstance(cval, list) and len(cval) == 2 else invoke.get("value")
+        if isinstance(value, list) and len(value) == 2:
+            _unpack_send(rec, value[0], value[1])
+    elif f == "poll":
+        if rec.type != "invoke":
+            _unpack_poll(rec, cval)
+    elif f == "txn":
+        mops = cval if isinstance(cval, list) else invoke.get("value")
+        if not isinstance(mops, list):
+            return
+        for mop in mops:
+            if not isinstance(mop, list) or not mop:
+                continue
+            if mop[0] == "send" and len(mop) == 3:
+                _unpack_send(rec, mop[1], mop[2])
+            elif mop[0] == "poll" and len(mop) == 2:
+                _unpack_poll(rec, mop[1])
+
+
+def _is_final(invoke: dict, completion: dict | None) -> bool:
+    return invoke.get("final") is True or (completion is not None and completion.get("final") is True)
+
+
+def extract(ops: list[dict]) -> list[OpRec]:
+    """Pair client ops by process and unpack them, in completion order (history order of completions).
+
+    Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A completion without an open
+    invocation is ignored (``pair_ops`` reports those); an invocation never completed becomes ``info``.
+    """
+    open_by_process: dict[Any, dict] = {}
+    out: list[tuple[int, OpRec]] = []
+    for op in ops:
+        process = op.get("process")
+        if process == "nemesis" or not isinstance(process, int):
+            continue
+        if op["type"] == "invoke":
+            open_by_process[process] = op
+            continue
+        invoke = open_by_process.pop(process, None)
+        if invoke is None or invoke.get("f") != op.get("f"):
+            continue
+        rec = _make(invoke, op)
+        if rec is not None:
+            out.append((op["index"], rec))
+    for invoke in open_by_process.values():
+        rec = _make(invoke, None)
+        if rec is not None:
+            out.append((invoke["index"], rec))
+    out.sort(key=lambda t: t[0])
+    return [r for _, r in out]
+
+
+def _make(invoke: dict, completion: dict | None) -> OpRec | None:
+    f = invoke.get("f")
+    if f not in CLIENT_FS and f != "assign":
+        return None
+    if completion is None:
+        rec = OpRec(invoke["index"], invoke["index"], invoke["process"], f, "info", invoke.get("time"),
+                    None, _is_final(invoke, None))
+    else:
+        rec = OpRec(completion["index"], invoke["index"], invoke["process"], f, completion["type"],
+                    invoke.get("time"), completion.get("time"), _is_final(invoke, completion))
+    if f == "assign":
+        keys = invoke.get("value")
+        rec.assign = [norm_key(k) for k in keys] if isinstance(keys, list) else []
+        rec.seek = invoke.get("seek_to_beginning") is True or (
+            completion is not None and completion.get("seek_to_beginning") is True)
+        return rec
+    _fill(rec, invoke, completion)
+    if completion is not None and isinstance(completion.get("hwm"), dict):
+        rec.hwm = {norm_key(k): v for k, v in completion["hwm"].items()
+                   if isinstance(v, int) and not isinstance(v, bool)}
+    return rec
+
+
+class VersionOrders:
+    """Per-key logs built from the history (docstring of ``checkers/queue.py``, "Version order").
+
+    ``log[k][offset] = set(values)``; ``index_of[k][offset]`` = dense 0-based index of that offset among
+    the key's observed offsets; ``first[k][v]`` / ``last[k][v]`` = smallest / largest index at which v was
+    observed; ``by_index[k][i]`` = sorted values at index i.
+    """
+
+    def __init__(self) -> None:
+        self.log: dict[Any, dict[int, set]] = {}
+        self.index_of: dict[Any, dict[int, int]] = {}
+        self.first: dict[Any, dict[Any, int]] = {}
+        self.last: dict[Any, dict[Any, int]] = {}
+        self.by_index: dict[Any, list[list]] = {}
+
+    def add(self, k: Any, offset: int, value: Any) -> None:
+        """Record that ``value`` was observed at ``offset`` of key ``k``."""
+        per_key = self.log.get(k)
+        if per_key is None:
+            per_key = self.log[k] = {}
+        vals = per_key.get(offset)
+        if vals is None:
+            per_key[offset] = {value}
+        else:
+            vals.add(value)
+
+    def finish(self) -> None:
+        """Compute dense indices once every observation has been added."""
+        for k, per_key in self.log.items():
+            offsets = sorted(per_key)
+            idx = {o: i for i, o in enumerate(offsets)}
+            first: dict[Any, int] = {}
+            last: dict[Any, int] = {}
+            by_index: list[list] = []
+            for i, o in enumerate(offsets):
+                vals = per_key[o]
+                by_index.append(sorted(vals, key=value_sort_key) if len(vals) > 1 else list(vals))
+                for v in vals:
+                    if v not in first:
+                        first[v] = i
+                    last[v] = i
+            self.index_of[k] = idx
+            self.first[k] = first
+            self.last[k] = last
+            self.by_index[k] = by_index
+
+    def vindex(self, k: Any, v: Any) -> int | None:
+        """The first index at which ``v`` appears in key ``k``'s log, or None when never observed."""
+        first = self.first.get(k)
+        return None if first is None else first.get(v)
+
+    def skipped(self, k: Any, i1: int, i2: int) -> list:
+        """Values at indices strictly between i1 and i2, by index then value."""
+        out: list = []
+        for vals in self.by_index[k][i1 + 1:i2]:
+            out.extend(vals)
+        return out
