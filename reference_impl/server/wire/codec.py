@@ -1,0 +1,205 @@
+"""Request/response codec on top of kafka-python's schema classes (no hand-written message codecs).
+
+A request frame payload is ``RequestHeader`` (v1, or v2 with tagged fields when the API version is
+flexible) followed by the body; a response is ``ResponseHeader`` (v0, or v1 when flexible; ApiVersions
+always v0 so a client can read it before it knows our versions) followed by the body. ``ApiRegistry``
+maps an api key to its request/response classes and the version range this node serves; decoding and
+encoding go through kafka-python's compiled struct codecs.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+)
+from kafka.protocol.api_header import RequestHeader
+from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.consumer import (
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
+from kafka.protocol.producer import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+
+from reference_impl.server.wire import messages
+
+
+class MalformedRequest(ValueError):
+    """The bytes are not a valid request: the connection that sent them is closed (never the broker)."""
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    """One API as served here: classes from kafka-python (or ``wire.messages``) and a version range."""
+
+    api_key: int
+    request_class: type[ApiMessage]
+    response_class: type[ApiMessage]
+    min_version: int
+    max_version: int
+
+    def supports(self, version: int) -> bool:
+        """True when this node serves ``version`` of the API."""
+        return self.min_version <= version <= self.max_version
+
+    def flexible(self, version: int) -> bool:
+        """True when ``version`` uses the flexible (compact + tagged fields) encoding."""
+        return self.request_class.flexible_version_q(version)
+
+
+# Version ranges the issue asks for (kafka-python, librdkafka and aiokafka all negotiate down to them).
+CLIENT_APIS: tuple[ApiSpec, ...] = (
+    ApiSpec(0, ProduceRequest, ProduceResponse, 3, 9),
+    ApiSpec(1, messages.FetchRequest, FetchResponse, 4, 12),
+    ApiSpec(2, ListOffsetsRequest, ListOffsetsResponse, 1, 7),
+    ApiSpec(3, MetadataRequest, MetadataResponse, 0, 12),
+    ApiSpec(10, FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
+    ApiSpec(18, ApiVersionsRequest, ApiVersionsResponse, 0, 3),
+    ApiSpec(19, CreateTopicsRequest, CreateTopicsResponse, 2, 7),
+    ApiSpec(22, InitProducerIdRequest, InitProducerIdResponse, 0, 4),
+    ApiSpec(23, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, 2, 4),
+    ApiSpec(32, DescribeConfigsRequest, DescribeConfigsResponse, 1, 4),
+    ApiSpec(43, ElectLeadersRequest, ElectLeadersResponse, 0, 2),
+    ApiSpec(45, AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, 0, 1),
+    ApiSpec(46, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, 0, 0),
+    ApiSpec(60, DescribeClusterRequest, DescribeClusterResponse, 0, 1),
+)
+
+INTER_NODE_APIS: tuple[ApiSpec, ...] = (
+    ApiSpec(56, messages.AlterPartitionRequest, messages.AlterPartitionResponse, 0, 3),
+    ApiSpec(62, messages.BrokerRegistrationRequest, messages.BrokerRegistrationResponse, 0, 3),
+    ApiSpec(63, messages.BrokerHeartbeatRequest, messages.BrokerHeartbeatResponse, 0, 0),
+    ApiSpec(10000, messages.MetadataLogFetchRequest, messages.MetadataLogFetchResponse, 0, 0),
+)
+
+ALL_APIS: dict[int, ApiSpec] = {s.api_key: s for s in CLIENT_APIS + INTER_NODE_APIS}
+
+API_VERSIONS_KEY = 18
+
+
+@dataclass(frozen=True)
+class DecodedRequest:
+    """A request taken off the wire: header fields, the decoded body (None when the version is not
+    served) and the raw payload (kept for forwarding admin requests to the controller)."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: ApiMessage | None
+    raw: bytes
+
+
+def peek_header(payload: bytes) -> tuple[int, int, int]:
+    """Return ``(api_key, api_version, correlation_id)``: the fixed 8 bytes every request starts with,
+    readable even for an API this node does not know."""
+    if len(payload) < 8:
+        raise MalformedRequest(f"request of {len(payload)} bytes is shorter than a request header")
+    return struct.unpack_from(">hhi", payload, 0)
+
+
+def decode_request(payload: bytes, apis: dict[int, ApiSpec]) -> DecodedRequest:
+    """Decode one request payload (frame without its size prefix).
+
+    Unknown api keys and unserved versions come back with ``body=None`` (the caller answers
+    UNSUPPORTED_VERSION or closes); bytes that do not parse raise ``MalformedRequest``.
+    """
+    api_key, api_version, correlation_id = peek_header(payload)
+    spec = apis.get(api_key)
+    if spec is None or not spec.supports(api_version):
+        return DecodedRequest(api_key, api_version, correlation_id, None, None, bytes(payload))
+    return _decode_with(spec, payload, api_version, correlation_id)
+
+
+def decode_unserved(payload: bytes, spec: ApiSpec) -> DecodedRequest | None:
+    """Decode a request for a version this node does not serve but kafka-python's schema knows, so an
+    error response can be encoded at the version the client asked for; None when the schema cannot."""
+    api_key, api_version, correlation_id = peek_header(payload)
+    if not 0 <= api_version <= spec.request_class.max_version:
+        return None
+    return _decode_with(spec, payload, api_version, correlation_id)
+
+
+def _decode_with(spec: ApiSpec, payload: bytes, api_version: int, correlation_id: int) -> DecodedRequest:
+    """Decode header + body of ``payload`` with ``spec``'s request class at ``api_version``."""
+    api_key = spec.api_key
+    buf = io.BytesIO(payload)
+    try:
+        header = RequestHeader.decode(buf, flexible=spec.flexible(api_version))
+        body = spec.request_class.decode(memoryview(payload)[buf.tell():], version=api_version)
+    except MalformedRequest:
+        raise
+    except Exception as exc:  # kafka-python raises struct.error/ValueError/IndexError/... on bad bytes
+        raise MalformedRequest(f"cannot decode api {api_key} v{api_version}: {exc!r}") from exc
+    return DecodedRequest(api_key, api_version, correlation_id, header.client_id, body, bytes(payload))
+
+
+def encode_response(response: ApiMessage, api_version: int, correlation_id: int) -> bytes:
+    """Encode ``response`` as a size-prefixed frame with the response header for ``api_version``
+    (ApiVersionsResponse's class keeps its header at v0 whatever the body version)."""
+    response.with_header(correlation_id=correlation_id)
+    return bytes(response.encode(version=api_version, header=True, framed=True))
+
+
+def response_header_length(api_key: int, api_version: int, payload: bytes) -> int:
+    """Length of the response header at the start of ``payload`` (4 bytes, plus the tagged-field section
+    when the response header is v1). Used to strip a controller's header when relaying a response."""
+    spec = ALL_APIS.get(api_key)
+    if spec is None:
+        raise MalformedRequest(f"unknown api key {api_key}")
+    if api_key == API_VERSIONS_KEY or not spec.flexible(api_version):
+        return 4
+    # v1 header: correlation id + tagged fields (an unsigned varint count, then tag/size/value triples).
+    pos = 4
+    count, pos = _read_uvarint(payload, pos)
+    for _ in range(count):
+        _tag, pos = _read_uvarint(payload, pos)
+        size, pos = _read_uvarint(payload, pos)
+        pos += size
+    if pos > len(payload):
+        raise MalformedRequest("truncated response header")
+    return pos
+
+
+def _read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    """Decode an unsigned varint at ``pos``; return ``(value, next_pos)``."""
+    shift = value = 0
+    while True:
+        if pos >= len(data) or shift > 28:
+            raise MalformedRequest("bad varint")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7

@@ -1,0 +1,197 @@
+"""asyncio server for Kafka framing: one request at a time per connection, answered in order.
+
+Each connection runs one loop: read the 4-byte size, refuse it if it is negative or above
+``max_request_bytes`` (Kafka's ``socket.request.max.bytes``, 100 MiB by default) BEFORE reading the body,
+read the body, decode, await the handler, write the response, repeat. Handling a connection's requests
+strictly one after another is what Kafka does (it mutes a channel while a request is in flight), and it
+is what keeps per-connection ordering: two produce requests pipelined on one connection append in the
+order they were sent, and their responses come back in that order (librdkafka pipelines and relies on
+it). Other connections are independent tasks, so a long-polling fetch stalls only its own connection.
+
+Bad input never escapes a connection: a malformed frame, an unknown API key or a version whose schema we
+cannot encode closes that connection with one log line; an exception inside a handler is logged and
+answered with UNKNOWN_SERVER_ERROR (or closes the connection if no error response can be built).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections.abc import Awaitable, Callable
+
+from kafka.protocol.api_message import ApiMessage
+
+from reference_impl.server.wire import codec
+from reference_impl.server.wire.codec import ApiSpec, DecodedRequest, MalformedRequest
+
+log = logging.getLogger("kraftcheck.wire")
+
+DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+
+Handler = Callable[[DecodedRequest], Awaitable[ApiMessage | None]]
+"""Serves one decoded request; returns the response body, or None to send nothing (Produce acks=0)."""
+
+ErrorResponder = Callable[[DecodedRequest, int], ApiMessage | None]
+"""Builds an error response for a decoded request and a Kafka error code (None when it cannot)."""
+
+UnservedResponder = Callable[[DecodedRequest], ApiMessage | None]
+"""Answers a request for an api key / version this node does not serve (``body`` is None)."""
+
+
+class WireServer:
+    """Accepts Kafka-framed connections on ``host:port`` and dispatches requests to ``handlers``.
+
+    ``apis`` declares which api keys and versions are served (``codec.ApiSpec``); ``handlers`` maps each
+    served api key to an async handler. ``on_unserved`` answers requests outside ``apis`` (the ApiVersions
+    rule: a v0 body with UNSUPPORTED_VERSION and our ranges); ``on_error`` builds per-API error responses.
+    Port 0 picks a free port (read ``port`` after ``start``).
+    """
+
+    def __init__(
+        self,
+        apis: dict[int, ApiSpec],
+        handlers: dict[int, Handler],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        on_unserved: UnservedResponder | None = None,
+        on_error: ErrorResponder | None = None,
+        name: str = "wire",
+    ) -> None:
+        self.apis = apis
+        self.handlers = handlers
+        self.host = host
+        self.port = port
+        self.max_request_bytes = max_request_bytes
+        self.on_unserved = on_unserved
+        self.on_error = on_error
+        self.name = name
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: set[asyncio.Task] = set()
+        self.requests_served = 0
+        self.connections_closed_for_bad_input = 0
+
+    @property
+    def open_connections(self) -> int:
+        """Number of connections currently being served (for leak checks)."""
+        return len(self._connections)
+
+    async def start(self) -> None:
+        """Bind and start accepting connections."""
+        self._server = await asyncio.start_server(self._accept, self.host, self.port, limit=2**16)
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("%s listening on %s:%d", self.name, self.host, self.port)
+
+    async def close(self) -> None:
+        """Stop accepting, close every connection and wait until their tasks have finished."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> WireServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        try:
+            await self._serve_connection(reader, writer, peer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the peer went away; nothing to answer
+        except asyncio.CancelledError:
+            pass  # server shutdown
+        except Exception:  # the broker never dies of input: log and drop this connection only
+            log.exception("%s: connection %s failed", self.name, peer)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except (ConnectionError, asyncio.CancelledError, OSError):
+                pass
+
+    async def _serve_connection(self, reader, writer, peer) -> None:
+        while True:
+            try:
+                size_bytes = await reader.readexactly(4)
+            except asyncio.IncompleteReadError:
+                return  # clean EOF between requests
+            (size,) = struct.unpack(">i", size_bytes)
+            if size < 0 or size > self.max_request_bytes:
+                # Refuse before reading: never allocate what an attacker or a corrupt length claims.
+                self._bad_input(peer, f"frame of {size} bytes exceeds limit {self.max_request_bytes}")
+                return
+            payload = await reader.readexactly(size)
+            frame = await self._answer(payload, peer)
+            if frame is _CLOSE:
+                return
+            if frame is not None:
+                writer.write(frame)
+                await writer.drain()
+            self.requests_served += 1
+
+    async def _answer(self, payload: bytes, peer) -> bytes | object | None:
+        """Turn one request payload into a response frame, None (no response) or ``_CLOSE``."""
+        try:
+            request = codec.decode_request(payload, self.apis)
+        except MalformedRequest as exc:
+            self._bad_input(peer, f"malformed request: {exc}")
+            return _CLOSE
+        if request.body is None:
+            return self._answer_unserved(request, payload, peer)
+        handler = self.handlers.get(request.api_key)
+        if handler is None:
+            self._bad_input(peer, f"no handler for api {request.api_key}")
+            return _CLOSE
+        try:
+            response = await handler(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: handler for api %d v%d failed", self.name, request.api_key, request.api_version)
+            response = self.on_error(request, -1) if self.on_error else None
+            if response is None:
+                return _CLOSE
+        if response is None:
+            return None
+        return codec.encode_response(response, request.api_version, request.correlation_id)
+
+    def _answer_unserved(self, request: DecodedRequest, payload: bytes, peer) -> bytes | object:
+        if self.on_unserved is not None:
+            response = self.on_unserved(request)
+            if response is not None:
+                version = 0 if request.api_key == codec.API_VERSIONS_KEY else request.api_version
+                return codec.encode_response(response, version, request.correlation_id)
+        spec = self.apis.get(request.api_key)
+        if spec is not None and self.on_error is not None:
+            try:
+                decoded = codec.decode_unserved(payload, spec)
+            except MalformedRequest:
+                decoded = None
+            response = self.on_error(decoded, 35) if decoded is not None else None
+            if response is not None:
+                return codec.encode_response(response, decoded.api_version, decoded.correlation_id)
+        # Kafka too closes the connection when it cannot parse a request's header/API: no response schema
+        # exists for an unknown API, so a reply could not be read by the client anyway.
+        self._bad_input(peer, f"unsupported api {request.api_key} v{request.api_version}")
+        return _CLOSE
+
+    def _bad_input(self, peer, why: str) -> None:
+        self.connections_closed_for_bad_input += 1
+        log.warning("%s: closing connection from %s: %s", self.name, peer, why)
+
+
+_CLOSE = object()
