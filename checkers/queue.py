@@ -56,7 +56,9 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
     earlier ``ok`` op with a non-empty read sequence of k. delta = index(first value read now) - index(
     baseline value), both must have an index. delta > 1 -> poll-skip, delta < 1 -> nonmonotonic-poll.
     Only ok ops set the baseline. An ok/info ``assign`` op of the process drops the baselines of keys not
-    in its value; with ``"seek_to_beginning": true`` (on the invoke or completion) it drops all of them.
+    in its value; with ``"seek_to_beginning": true`` (on the invoke or completion) it instead sets the
+    baseline of every key in its value to the *log start*: value null, index -1, baseline op = the assign
+    (so a consumer that seeks to the beginning and first reads index 2 skipped indices 0 and 1) [dev].
     [dev: Jepsen lets an empty read of k reset the baseline; here empty reads are ignored.]
     poll-skip: ``{"key", "process", "ops": [baseline op, op], "values": [v, v'], "delta", "skipped"}``;
     nonmonotonic-poll: the same without ``skipped``. Both sorted by (key, ops[1]).
@@ -259,6 +261,9 @@ def lost_writes(a: QueueAnalysis) -> list[dict]:
     return out
 
 
+_LOG_START = object()  # baseline after seek_to_beginning: "just before index 0"
+
+
 def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     """Per-process skips and backward jumps between successive polls of one key."""
     skips, nonmono = [], []
@@ -270,6 +275,8 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
                 base = baselines[r.process]
                 if r.seek:
                     base.clear()
+                    for k in r.assign or ():
+                        base[k] = (r.index, _LOG_START)
                 else:
                     keep = set(r.assign or ())
                     for k in [k for k in base if k not in keep]:
@@ -285,7 +292,10 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
             if prev is not None:
                 prev_op, v = prev
                 v2 = seq[0][1]
-                i1, i2 = vo.vindex(k, v), vo.vindex(k, v2)
+                i1 = -1 if v is _LOG_START else vo.vindex(k, v)
+                i2 = vo.vindex(k, v2)
+                if v is _LOG_START:
+                    v = None
                 if i1 is not None and i2 is not None:
                     delta = i2 - i1
                     if delta > 1:
