@@ -1,0 +1,585 @@
+"""One partition replica on one broker: leader and follower logic (PROTOCOL.md 1.4-1.6, L*, F*, T*).
+
+A ``PartitionReplica`` owns a ``Log`` and the replica's view of the partition. It is sans-IO: the server
+calls one method per event (metadata applied, produce, follower fetch received, fetch reply received, ISR
+timer, AlterPartition reply) and passes ``now_ms``; every method returns values (replies, requests,
+actions) and never blocks, sleeps or sends.
+
+Calling conventions for the server:
+
+- ``apply_metadata(state, now_ms)`` on every materialized change of the partition (T1-T7, L17); it returns
+  fetcher actions (``StartFetching`` / ``StopFetching`` / ``DeleteLog``).
+- Leader side: ``append_as_leader`` per produced batch (L1, L2, idempotence, L5),
+  ``handle_follower_fetch`` per follower fetch (L8-L10), ``maybe_change_isr(now_ms)`` periodically and
+  after fetches (L12-L15) which may return an ``AlterPartitionRequest`` to send; its reply goes to
+  ``handle_alter_partition_response`` (L16). ``pending_alter_partition`` is the request still in flight
+  (resend it unchanged if the reply was lost). Consumers use ``read_committed`` and ``list_offsets`` (L18).
+- Follower side: ``build_fetch(now_ms)`` yields at most one outstanding fetch (F1); its reply goes to
+  ``handle_fetch_response`` (F2-F4).
+- After every call: ``drain_completed_acks()`` gives acks=all verdicts to answer producers (L5), and
+  ``drain_events()`` gives trace events (plain dicts without time or node; the server stamps both).
+- ``checkpoint_high_watermark()`` periodically and on shutdown; ``shutdown()`` on a clean stop (B4).
+
+The variant switch (``ReplicaConfig.variant``) changes one thing here: with ``kip966`` the HWM advances only
+while the committed ISR has at least MinISR members (L4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reference_impl.protocol.divergence import diverging_epoch, truncation_offset
+from reference_impl.protocol.errors import OK, Errors, InvariantViolation, KafkaError, error
+from reference_impl.protocol.log import Log, LogBatch
+from reference_impl.protocol.producer_state import ProducerStateManager
+from reference_impl.protocol.records import NO_LEADER, PartitionState
+from reference_impl.protocol.replica_messages import (
+    ACKS_ALL,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    Action,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AppendResult,
+    CompletedAck,
+    DeleteLog,
+    FetchPartitionResult,
+    FetchRequest,
+    IsrMember,
+    ListOffsetsResult,
+    ProduceBatch,
+    ReplicaConfig,
+    StartFetching,
+    StopFetching,
+)
+
+LEADER = "leader"
+FOLLOWER = "follower"
+NO_ROLE = "none"
+DELETED = "deleted"
+
+
+@dataclass
+class FollowerState:
+    """What the leader knows of one follower (1.5); reset by T3."""
+
+    leo: int | None = None  # None until a fetch is accepted in the current LE (L15a, L3 "NONE blocks")
+    broker_epoch: int = -1
+    last_fetch_ms: int | None = None
+    last_caught_up_ms: int | None = None
+    last_fetch_leader_leo: int = 0
+
+    def record_fetch(self, fetch_offset: int, broker_epoch: int, leader_leo: int, now_ms: int) -> None:
+        """L10: accept a fetch; track caught-up time as Kafka's ``Replica.updateFetchState`` does."""
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_ms = now_ms
+        elif fetch_offset >= self.last_fetch_leader_leo and self.last_fetch_ms is not None:
+            # caught up with what the leader had at the previous fetch: caught up as of that time
+            self.last_caught_up_ms = max(self.last_caught_up_ms or 0, self.last_fetch_ms)
+        self.leo = fetch_offset
+        self.broker_epoch = broker_epoch
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_ms = now_ms
+
+
+@dataclass
+class _PendingAck:
+    ack_id: int
+    base_offset: int
+    last_offset: int
+
+
+class PartitionReplica:
+    """The state machine of one replica of one partition (see the module docstring for the conventions)."""
+
+    def __init__(self, broker_id: int, topic_id: str, partition_id: int, log: Log,
+                 config: ReplicaConfig | None = None, broker_epoch: int = -1) -> None:
+        self.broker_id = broker_id
+        self.topic_id = topic_id
+        self.partition_id = partition_id
+        self.log = log
+        self.config = config or ReplicaConfig()
+        self.broker_epoch = broker_epoch  # set by the server once registered; carried in fetches and APs
+        self.role = NO_ROLE
+        self.leader_id = NO_LEADER
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.replicas: list[int] = []
+        self.isr: list[int] = []
+        self.maximal_isr: list[int] = []
+        self.adding: list[int] = []
+        self.removing: list[int] = []
+        # B5: no truncation at boot; a restarted replica starts from its (possibly stale) HWM checkpoint.
+        self._hwm = min(log.checkpointed_high_watermark(), log.log_end_offset)
+        self._leso: int | None = None
+        self._leader_since_ms = 0
+        self.followers: dict[int, FollowerState] = {}
+        self._pending_ap: AlterPartitionRequest | None = None
+        self._pending_acks: list[_PendingAck] = []
+        self._next_ack_id = 0
+        self._completed: list[CompletedAck] = []
+        self._events: list[dict[str, Any]] = []
+        self._fetch_in_flight: FetchRequest | None = None
+        self._backoff_until_ms = 0
+        self.producer_state = ProducerStateManager()
+        self.producer_state.rebuild(log.batches())
+
+    # ------------------------------------------------------------------ views
+    @property
+    def high_watermark(self) -> int:
+        """The local HWM (a follower's may be stale or go down, F4)."""
+        return self._hwm
+
+    @property
+    def log_end_offset(self) -> int:
+        """The local LEO."""
+        return self.log.log_end_offset
+
+    @property
+    def leso(self) -> int | None:
+        """Leader epoch start offset: the LEO when this replica became leader in the current LE; else None."""
+        return self._leso
+
+    @property
+    def pending_alter_partition(self) -> AlterPartitionRequest | None:
+        """The AlterPartition request in flight (L12), to resend if its reply was lost."""
+        return self._pending_ap
+
+    @property
+    def fetch_in_flight(self) -> FetchRequest | None:
+        """The follower's outstanding fetch (F1), if any."""
+        return self._fetch_in_flight
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """Trace events since the last drain (DESIGN.md 2 kinds; the server adds time and node)."""
+        out, self._events = self._events, []
+        return out
+
+    def drain_completed_acks(self) -> list[CompletedAck]:
+        """acks=all verdicts reached since the last drain (L5)."""
+        out, self._completed = self._completed, []
+        return out
+
+    def _emit(self, kind: str, **attrs: Any) -> None:
+        self._events.append({"kind": kind, "topic_id": self.topic_id, "partition": self.partition_id,
+                             "replica": self.broker_id, **attrs})
+
+    # ------------------------------------------------------------------ metadata (T1-T7, L17)
+    def apply_metadata(self, state: PartitionState, now_ms: int) -> list[Action]:
+        """Apply the materialized state of the partition; return the fetcher/log actions it implies."""
+        if self.role == DELETED:
+            return []
+        # L17: only newer partition epochs are applied (a batch may already have carried this change).
+        if state.partition_epoch <= self.partition_epoch:
+            return []
+        previous_role, previous_leader, previous_le = self.role, self.leader_id, self.leader_epoch
+        self.replicas, self.isr = list(state.replicas), list(state.isr)
+        self.adding, self.removing = list(state.adding), list(state.removing)
+        self.leader_id, self.leader_epoch = state.leader, state.leader_epoch
+        self.partition_epoch = state.partition_epoch
+        # L17: a PE at or past the pending AP's expected PE answers it; the Maximal ISR follows the record.
+        self._pending_ap = None
+        self.maximal_isr = list(self.isr)
+        self._emit("metadata_applied", **state.as_dict())
+        actions: list[Action] = []
+        new_epoch = state.leader_epoch != previous_le
+
+        if self.broker_id not in state.replicas:  # T1
+            self._renounce_leadership()
+            self.role = DELETED
+            self._fetch_in_flight = None
+            self._emit("role", role=DELETED, leader_epoch=self.leader_epoch)
+            return [StopFetching(), DeleteLog()]
+
+        if state.leader == self.broker_id:
+            if previous_role != LEADER or new_epoch:  # T3
+                if previous_role == FOLLOWER:
+                    actions.append(StopFetching())
+                self._fetch_in_flight = None
+                self._become_leader(re_elected=previous_role == LEADER, now_ms=now_ms)
+            else:
+                self._sync_followers()
+            # T2 (and the tail of T3): recompute the HWM and the acks it completes.
+            self._maybe_advance_hwm()
+            return actions
+
+        if state.leader == NO_LEADER:  # T6
+            self._renounce_leadership()
+            if previous_role == FOLLOWER:
+                actions.append(StopFetching())
+            self._fetch_in_flight = None
+            self._set_role(NO_ROLE)
+            return actions
+
+        # a follower of another broker
+        if previous_role == FOLLOWER and not new_epoch and previous_leader == state.leader:
+            return actions  # T4: no-op
+        self._renounce_leadership()  # T5
+        self._leso = None
+        self._fetch_in_flight = None  # a reply to the old fetch will be dropped (F2)
+        self._backoff_until_ms = 0
+        self._set_role(FOLLOWER)
+        actions.append(StartFetching(state.leader, state.leader_epoch))
+        return actions
+
+    def _set_role(self, role: str) -> None:
+        self.role = role
+        self._emit("role", role=role, leader=self.leader_id, leader_epoch=self.leader_epoch)
+
+    def _sync_followers(self) -> None:
+        """Keep one follower entry per other replica (a reassignment adds and removes replicas in an LE)."""
+        for r in self.replicas:
+            if r != self.broker_id and r not in self.followers:
+                self.followers[r] = FollowerState()
+        for r in [r for r in self.followers if r not in self.replicas]:
+            del self.followers[r]
+
+    def _become_leader(self, re_elected: bool, now_ms: int) -> None:
+        """T3: LESO <- LEO, reset follower state (all of it for a new leader, non-ISR ones if re-elected)."""
+        self._leso = self.log.log_end_offset
+        self._leader_since_ms = now_ms
+        old = self.followers if re_elected else {}
+        self.followers = {}
+        for r in self.replicas:
+            if r == self.broker_id:
+                continue
+            if r in old and r in self.isr:
+                self.followers[r] = old[r]  # T3: a re-elected leader keeps its ISR followers' state
+            elif r in self.isr:
+                # an ISR member gets one lag window from now to fetch in the new LE (L14)
+                self.followers[r] = FollowerState(last_fetch_ms=now_ms, last_caught_up_ms=now_ms)
+            else:
+                self.followers[r] = FollowerState()
+        self._set_role(LEADER)
+        self._emit("leader_epoch_start", leader_epoch=self.leader_epoch, leso=self._leso,
+                   hwm=self._hwm, leo=self.log.log_end_offset)
+
+    def _renounce_leadership(self) -> None:
+        """Leaving leadership nacks every pending write (L5) and forgets followers and the pending AP."""
+        if self.role != LEADER:
+            return
+        for p in self._pending_acks:
+            self._completed.append(CompletedAck(p.ack_id, error(Errors.NOT_LEADER_OR_FOLLOWER,
+                                                                "leadership lost"), p.base_offset, p.last_offset))
+        self._pending_acks = []
+        self.followers = {}
+        self._pending_ap = None
+        self._leso = None
+
+    # ------------------------------------------------------------------ HWM and acks (L3-L5)
+    def _maybe_advance_hwm(self) -> None:
+        if self.role != LEADER:
+            return
+        if self.config.variant == "kip966" and len(self.isr) < self.config.min_insync_replicas:
+            return  # L4: frozen while the committed ISR is below MinISR
+        candidate = self.log.log_end_offset
+        for r in self.maximal_isr:  # L3: over the Maximal ISR (1.6), so L13 protects in-flight additions
+            if r == self.broker_id:
+                continue
+            follower = self.followers.get(r)
+            if follower is None or follower.leo is None:
+                return  # L3: a member without a fetch in this LE blocks the HWM
+            candidate = min(candidate, follower.leo)
+        if candidate > self._hwm:  # L3: a leader never lowers its HWM
+            self._set_hwm(candidate)
+            self._complete_acks()
+
+    def _set_hwm(self, hwm: int) -> None:
+        self._hwm = hwm
+        self._emit("hwm", hwm=hwm, role=self.role, leader_epoch=self.leader_epoch)
+
+    def _verdict(self) -> KafkaError:
+        # L5: positive only if the committed ISR still has MinISR members when the HWM passes the write.
+        if len(self.isr) >= self.config.min_insync_replicas:
+            return OK
+        return error(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                     f"ISR {self.isr} smaller than min.insync.replicas {self.config.min_insync_replicas}")
+
+    def _complete_acks(self) -> None:
+        still = []
+        for p in self._pending_acks:
+            if self._hwm > p.last_offset:
+                self._completed.append(CompletedAck(p.ack_id, self._verdict(), p.base_offset, p.last_offset))
+            else:
+                still.append(p)
+        self._pending_acks = still
+
+    # ------------------------------------------------------------------ produce (L1, L2, L5, idempotence)
+    def append_as_leader(self, batch: ProduceBatch, acks: int, now_ms: int) -> AppendResult:
+        """Append a client batch as leader; see ``AppendResult`` for how the verdict is delivered."""
+        if self.role != LEADER:
+            return AppendResult(error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader"))
+        if acks not in (ACKS_ALL, 0, 1):
+            return AppendResult(error(Errors.INVALID_REQUIRED_ACKS, f"acks={acks}"))
+        if batch.record_count < 1:
+            return AppendResult(error(Errors.INVALID_RECORD, "empty batch"))
+        # L1: acks=all is refused up front when the committed ISR is below MinISR (Kafka checks the
+        # committed ISR here; the TLA+ uses the Maximal ISR size).
+        if acks == ACKS_ALL and len(self.isr) < self.config.min_insync_replicas:
+            return AppendResult(error(Errors.NOT_ENOUGH_REPLICAS,
+                                      f"ISR {self.isr} < min.insync.replicas {self.config.min_insync_replicas}"))
+        check = self.producer_state.check(batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                                          batch.record_count)
+        if not check.error.ok:
+            return AppendResult(check.error)
+        if check.duplicate_of is not None:
+            # a retry of a cached batch: answer the original offsets, append nothing (acks=all still waits
+            # for the HWM to pass the original batch, as Kafka's delayed produce does)
+            base, last, duplicate = check.duplicate_of.first_offset, check.duplicate_of.last_offset, True
+        else:
+            appended = LogBatch(base_offset=self.log.log_end_offset, record_count=batch.record_count,
+                                epoch=self.leader_epoch,  # L2
+                                producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                                base_sequence=batch.base_sequence, max_timestamp=batch.max_timestamp,
+                                payload=batch.payload)
+            self.log.append(appended)
+            self.producer_state.update(appended)
+            self._emit("leo", leo=self.log.log_end_offset, role=LEADER, leader_epoch=self.leader_epoch)
+            base, last, duplicate = appended.base_offset, appended.last_offset, False
+            self._maybe_advance_hwm()  # L3: with ISR={leader} a produce moves the HWM
+        if acks != ACKS_ALL:
+            return AppendResult(OK, base, last, duplicate=duplicate)  # L7: acked after the local append
+        if self._hwm > last:
+            return AppendResult(self._verdict(), base, last, duplicate=duplicate)
+        self._next_ack_id += 1
+        self._pending_acks.append(_PendingAck(self._next_ack_id, base, last))
+        return AppendResult(OK, base, last, ack_id=self._next_ack_id, duplicate=duplicate)
+
+    # ------------------------------------------------------------------ leader: follower fetch (L8-L10)
+    def _epoch_error(self, request_epoch: int) -> KafkaError | None:
+        """L8: the fetch validation shared by followers and consumers (None when it passes)."""
+        if request_epoch > self.leader_epoch:
+            return error(Errors.UNKNOWN_LEADER_EPOCH, f"request LE {request_epoch} > local {self.leader_epoch}")
+        if request_epoch < self.leader_epoch:
+            return error(Errors.FENCED_LEADER_EPOCH, f"request LE {request_epoch} < local {self.leader_epoch}")
+        if self.role != LEADER:
+            return error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader")
+        return None
+
+    def handle_follower_fetch(self, replica_id: int, broker_epoch: int, leader_epoch: int, fetch_offset: int,
+                              last_fetched_epoch: int, max_bytes: int, now_ms: int) -> FetchPartitionResult:
+        """Answer a follower's fetch as leader (L8-L10); may advance the HWM and complete acks."""
+        err = self._epoch_error(leader_epoch)
+        if err is None and replica_id not in self.followers:
+            err = error(Errors.NOT_LEADER_OR_FOLLOWER, f"{replica_id} is not a replica")
+        if err is not None:
+            return FetchPartitionResult(err, self.leader_epoch, fetch_offset, -1)
+        leo = self.log.log_end_offset
+        diverging = diverging_epoch(self.log.epoch_start_offsets(), leo, self.leader_epoch, fetch_offset,
+                                    last_fetched_epoch)
+        if diverging is not None:  # L9: no records and no follower-state update
+            return FetchPartitionResult(OK, self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
+                                        self._hwm, diverging)
+        if fetch_offset > leo or fetch_offset < self.log.log_start_offset:
+            return FetchPartitionResult(error(Errors.OFFSET_OUT_OF_RANGE, f"{fetch_offset} not in log"),
+                                        self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset)
+        self.followers[replica_id].record_fetch(fetch_offset, broker_epoch, leo, now_ms)  # L10
+        self._maybe_advance_hwm()
+        batches = tuple(self.log.read(fetch_offset, max_bytes))
+        return FetchPartitionResult(OK, self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
+                                    self._hwm, None, batches)
+
+    # ------------------------------------------------------------------ leader: ISR changes (L12-L16)
+    def _lagging(self, follower: FollowerState, now_ms: int) -> bool:
+        """L14: no fetch, or not caught up with the leader, within the lag window."""
+        lag = self.config.replica_lag_time_max_ms
+        if follower.last_fetch_ms is None or now_ms - follower.last_fetch_ms > lag:
+            return True
+        if follower.leo is not None and follower.leo >= self.log.log_end_offset:
+            return False
+        return follower.last_caught_up_ms is None or now_ms - follower.last_caught_up_ms > lag
+
+    def _may_join_isr(self, replica_id: int, now_ms: int) -> bool:
+        """L15 (a)-(d) for a non-member."""
+        follower = self.followers.get(replica_id)
+        if follower is None or follower.leo is None:
+            return False  # (a) no fetch accepted in the current LE
+        if follower.leo < self._hwm:
+            return False  # (b)
+        if self._leso is None or follower.leo < self._leso:
+            return False  # (c): a new leader's stale HWM alone would admit an incomplete follower
+        # (d) the latency rule: the fetch that brought it up to date is recent
+        return follower.last_fetch_ms is not None and \
+            now_ms - follower.last_fetch_ms <= self.config.replica_lag_time_max_ms
+
+    def maybe_change_isr(self, now_ms: int) -> AlterPartitionRequest | None:
+        """Propose an ISR change if one is due (L12-L15); the caller sends the returned request."""
+        if self.role != LEADER or self._pending_ap is not None:
+            return None  # L12: one AP in flight at most
+        shrink = {r for r in self.isr if r != self.broker_id and r in self.followers
+                  and self._lagging(self.followers[r], now_ms)}
+        grow = [r for r in self.replicas if r not in self.isr and self._may_join_isr(r, now_ms)]
+        proposed = [r for r in self.isr if r not in shrink] + grow
+        if set(proposed) == set(self.isr):
+            return None  # L12: only a real change is proposed
+        members = tuple(IsrMember(r, self.followers[r].broker_epoch if r in grow else -1) for r in proposed)
+        request = AlterPartitionRequest(self.topic_id, self.partition_id, self.broker_id, self.broker_epoch,
+                                        self.leader_epoch, self.partition_epoch, members)
+        self._pending_ap = request
+        # L13: the Maximal ISR grows at once, so the HWM already waits for a member being added.
+        self.maximal_isr = self.isr + [r for r in proposed if r not in self.isr]
+        self._emit("isr_proposed", isr=list(self.isr), proposed=proposed, maximal_isr=list(self.maximal_isr),
+                   partition_epoch=self.partition_epoch, leader_epoch=self.leader_epoch)
+        return request
+
+    def handle_alter_partition_response(self, request: AlterPartitionRequest, response: AlterPartitionResponse,
+                                        now_ms: int) -> None:
+        """L16: apply a successful AP reply if it is newer, roll back on error; ignore stale replies."""
+        if self._pending_ap is None or request != self._pending_ap:
+            return
+        if not response.error.ok:
+            self._pending_ap = None
+            self.maximal_isr = list(self.isr)  # L16: rollback
+            self._emit("isr_rollback", isr=list(self.isr), error=response.error.name,
+                       partition_epoch=self.partition_epoch)
+            return
+        if response.leader_epoch != self.leader_epoch:
+            return  # Kafka keeps the change in flight until the metadata with the new LE arrives (L17)
+        self._pending_ap = None
+        if response.partition_epoch > self.partition_epoch:
+            self.isr = list(response.isr)
+            self.partition_epoch = response.partition_epoch
+            self._emit("isr_updated", isr=list(self.isr), partition_epoch=self.partition_epoch,
+                       leader_epoch=self.leader_epoch)
+        self.maximal_isr = list(self.isr)
+        self._maybe_advance_hwm()  # L16: a shrink may let the HWM move (and complete acks)
+
+    # ------------------------------------------------------------------ follower (F1-F5)
+    def build_fetch(self, now_ms: int, max_bytes: int | None = None) -> FetchRequest | None:
+        """F1: the next fetch for this partition, or None (not a follower, one in flight, backing off)."""
+        if self.role != FOLLOWER or self._fetch_in_flight is not None or now_ms < self._backoff_until_ms:
+            return None
+        request = FetchRequest(self.broker_id, self.broker_epoch, self.leader_id, self.leader_epoch,
+                               self.log.log_end_offset, self.log.last_epoch,
+                               max_bytes if max_bytes is not None else self.config.fetch_max_bytes)
+        self._fetch_in_flight = request
+        return request
+
+    def handle_fetch_response(self, request: FetchRequest, response: FetchPartitionResult, now_ms: int) -> None:
+        """F2-F4: apply the leader's reply to the outstanding fetch (dropping stale ones)."""
+        if request != self._fetch_in_flight:
+            return  # F2: not our outstanding fetch (the partition left that fetcher, or a duplicate)
+        self._fetch_in_flight = None
+        if (self.role != FOLLOWER or request.leader_id != self.leader_id
+                or request.leader_epoch != self.leader_epoch or response.fetch_offset != self.log.log_end_offset):
+            return  # F2
+        if not response.error.ok:
+            self._backoff_until_ms = now_ms + self.config.fetch_backoff_ms  # F2: back off, wait for metadata
+            return
+        if response.diverging_epoch is not None:
+            self._truncate_diverged(response)
+            return
+        appended = False
+        for batch in response.batches:
+            if batch.next_offset <= self.log.log_end_offset:
+                continue  # already present (a leader reads from the batch containing the offset)
+            self.log.append(batch)  # raises InvariantViolation on a gap or an epoch regression (I10, I11)
+            self.producer_state.update(batch)
+            appended = True
+        if appended:
+            self._emit("leo", leo=self.log.log_end_offset, role=FOLLOWER, leader_epoch=self.leader_epoch)
+        new_hwm = min(response.high_watermark, self.log.log_end_offset)  # F4 (Kafka's min); may go down
+        if new_hwm != self._hwm and new_hwm >= 0:
+            self._set_hwm(new_hwm)
+
+    def _truncate_diverged(self, response: FetchPartitionResult) -> None:
+        """F3: cut the log where it stops matching the leader's, then refetch from the new LEO."""
+        assert response.diverging_epoch is not None
+        before = self.log.log_end_offset
+        cut = truncation_offset(self.log.epoch_start_offsets(), before, response.diverging_epoch)
+        after = self.log.truncate_to(cut)
+        self.producer_state.rebuild(self.log.batches())
+        # Kafka lowers the HWM with the log (the TLA+ leaves it; it is never served from a follower anyway)
+        if self._hwm > after:
+            self._hwm = after
+        self._emit("truncate", from_leo=before, to_offset=after, diverging_epoch=response.diverging_epoch.epoch,
+                   diverging_end_offset=response.diverging_epoch.end_offset, leader_epoch=self.leader_epoch)
+
+    # ------------------------------------------------------------------ consumers (L18, I15)
+    def read_committed(self, fetch_offset: int, max_bytes: int,
+                       current_leader_epoch: int = -1) -> FetchPartitionResult:
+        """A consumer fetch: only whole batches below the HWM, from the leader (I15)."""
+        err = self._epoch_error(current_leader_epoch) if current_leader_epoch >= 0 else None
+        if err is None and self.role != LEADER:
+            err = error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader")
+        if err is not None:
+            return FetchPartitionResult(err, self.leader_epoch, fetch_offset)
+        if fetch_offset > self.log.log_end_offset or fetch_offset < self.log.log_start_offset:
+            return FetchPartitionResult(error(Errors.OFFSET_OUT_OF_RANGE, f"{fetch_offset} not in log"),
+                                        self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
+                                        self._hwm)
+        visible = tuple(b for b in self.log.read(fetch_offset, max_bytes) if b.last_offset < self._hwm)
+        return FetchPartitionResult(OK, self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
+                                    self._hwm, None, visible)
+
+    def list_offsets(self, timestamp: int, current_leader_epoch: int = -1) -> ListOffsetsResult:
+        """ListOffsets as leader: LATEST = HWM, EARLIEST = log start, MAX_TIMESTAMP, or by timestamp.
+
+        L18: until the HWM reaches the LESO the answer is OFFSET_NOT_AVAILABLE (the HWM of a new leader may
+        be stale). Lookups by timestamp resolve to a batch's base offset (the core does not parse records).
+        """
+        err = self._epoch_error(current_leader_epoch) if current_leader_epoch >= 0 else None
+        if err is None and self.role != LEADER:
+            err = error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader")
+        if err is not None:
+            return ListOffsetsResult(err)
+        if self._leso is None or self._hwm < self._leso:
+            return ListOffsetsResult(error(Errors.OFFSET_NOT_AVAILABLE,
+                                           f"HWM {self._hwm} below leader epoch start {self._leso}"))
+        if timestamp == LATEST_TIMESTAMP:
+            return ListOffsetsResult(OK, self._hwm, -1, self.leader_epoch)
+        if timestamp == EARLIEST_TIMESTAMP:
+            return ListOffsetsResult(OK, self.log.log_start_offset, -1, self.leader_epoch)
+        committed = [b for b in self.log.batches() if b.last_offset < self._hwm]
+        if timestamp == MAX_TIMESTAMP:
+            if not committed:
+                return ListOffsetsResult(OK, -1, -1, self.leader_epoch)
+            best = max(committed, key=lambda b: (b.max_timestamp, -b.base_offset))
+            return ListOffsetsResult(OK, best.base_offset, best.max_timestamp, best.epoch)
+        for b in committed:
+            if b.max_timestamp >= timestamp:
+                return ListOffsetsResult(OK, b.base_offset, b.max_timestamp, b.epoch)
+        return ListOffsetsResult(OK, -1, -1, self.leader_epoch)
+
+    # ------------------------------------------------------------------ lifecycle
+    def checkpoint_high_watermark(self) -> None:
+        """Write the HWM checkpoint (periodically and on shutdown)."""
+        self.log.checkpoint_high_watermark(self._hwm)
+
+    def shutdown(self) -> None:
+        """Clean stop (B4): nack pending writes, flush the log, checkpoint the HWM."""
+        self._renounce_leadership()
+        self.log.flush()
+        self.checkpoint_high_watermark()
+        self._emit("shutdown", clean=True)
+
+    def check_invariants(self) -> None:
+        """I10 and the local half of I3; raises ``InvariantViolation`` (for tests and the simulator)."""
+        if self.role == LEADER:
+            if self.leader_id != self.broker_id:
+                raise InvariantViolation(f"leader role but leader is {self.leader_id}")
+            if self._fetch_in_flight is not None:
+                raise InvariantViolation("a leader is fetching")
+            if self._hwm > self.log.log_end_offset:
+                raise InvariantViolation(f"leader HWM {self._hwm} > LEO {self.log.log_end_offset}")
+            if not set(self.isr) <= set(self.maximal_isr):
+                raise InvariantViolation(f"ISR {self.isr} not within Maximal ISR {self.maximal_isr}")
+            if self._pending_ap is None and set(self.isr) != set(self.maximal_isr):
+                raise InvariantViolation(f"Maximal ISR {self.maximal_isr} != ISR {self.isr} with no AP")
+        if self.role == FOLLOWER and self.leader_id in (NO_LEADER, self.broker_id):
+            raise InvariantViolation(f"follower of {self.leader_id}")
+        if self.role != FOLLOWER and self._fetch_in_flight is not None:
+            raise InvariantViolation(f"{self.role} with a fetch in flight")
+        batches = self.log.batches()
+        expected = self.log.log_start_offset
+        for b in batches:
+            if b.base_offset != expected:
+                raise InvariantViolation(f"gap or overlap at {b.base_offset}, expected {expected}")
+            expected = b.next_offset
+        if expected != self.log.log_end_offset:
+            raise InvariantViolation(f"LEO {self.log.log_end_offset} != end of batches {expected}")
+        epochs = [b.epoch for b in batches]
+        if epochs != sorted(epochs):
+            raise InvariantViolation(f"record epochs decrease along the log: {epochs}")

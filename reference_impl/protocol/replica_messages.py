@@ -1,0 +1,176 @@
+"""Values that cross the boundary of a partition replica (``replica.PartitionReplica``).
+
+Requests and replies here are what the server turns into Kafka wire messages (Fetch, Produce,
+ListOffsets, AlterPartition) and back; actions are what a metadata change asks the server to do
+(join or leave a fetcher, delete a log). All are frozen dataclasses of plain values, errors are
+``KafkaError`` values (never exceptions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reference_impl.protocol.divergence import EpochEndOffset
+from reference_impl.protocol.errors import OK, KafkaError
+from reference_impl.protocol.log import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, LogBatch
+from reference_impl.protocol.records import RECOVERED
+
+ACKS_ALL = -1
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+
+
+@dataclass(frozen=True)
+class ReplicaConfig:
+    """Per-partition protocol settings (DESIGN.md 4: variant, MinISR, lag window)."""
+
+    variant: str = "v3.5"  # "v3.5" | "kip966" (L4)
+    min_insync_replicas: int = 1
+    replica_lag_time_max_ms: int = 10_000  # L14 default
+    fetch_backoff_ms: int = 1_000  # F2: back off after a fetch error, then wait for metadata
+    fetch_max_bytes: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        if self.variant not in ("v3.5", "kip966"):
+            raise ValueError(f"unknown protocol variant {self.variant!r}")
+
+
+@dataclass(frozen=True)
+class ProduceBatch:
+    """A client's batch before the leader assigns its offsets and epoch (L2)."""
+
+    record_count: int
+    payload: bytes = b""
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    base_sequence: int = NO_SEQUENCE
+    max_timestamp: int = -1
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """The leader's immediate answer to a produce.
+
+    ``ack_id`` is set when an acks=all write waits for the HWM (L5): its final verdict then arrives later as
+    a ``CompletedAck`` with that id from ``PartitionReplica.drain_completed_acks()``. Otherwise ``error`` is
+    final. ``duplicate`` marks an idempotent retry answered with the original offsets.
+    """
+
+    error: KafkaError = OK
+    base_offset: int = -1
+    last_offset: int = -1
+    ack_id: int | None = None
+    duplicate: bool = False
+
+    @property
+    def pending(self) -> bool:
+        """True when the verdict will come later as a ``CompletedAck``."""
+        return self.ack_id is not None
+
+
+@dataclass(frozen=True)
+class CompletedAck:
+    """The final verdict of a pending acks=all produce (L5): NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND or
+    NOT_LEADER_OR_FOLLOWER."""
+
+    ack_id: int
+    error: KafkaError
+    base_offset: int
+    last_offset: int
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """A follower's fetch for one partition (F1)."""
+
+    replica_id: int
+    broker_epoch: int
+    leader_id: int
+    leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class FetchPartitionResult:
+    """The answer to a fetch for one partition (follower or consumer), as in Kafka's FetchResponse."""
+
+    error: KafkaError = OK
+    leader_epoch: int = -1
+    fetch_offset: int = -1  # echoed, so the follower can drop stale replies (F2)
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    last_stable_offset: int = -1
+    diverging_epoch: EpochEndOffset | None = None
+    batches: tuple[LogBatch, ...] = ()
+
+
+@dataclass(frozen=True)
+class ListOffsetsResult:
+    """A ListOffsets answer; ``OFFSET_NOT_AVAILABLE`` while the leader's HWM is below its LESO (L18)."""
+
+    error: KafkaError = OK
+    offset: int = -1
+    timestamp: int = -1
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class IsrMember:
+    """One member of a proposed ISR; ``broker_epoch`` is -1 for members already in the ISR (C14)."""
+
+    broker_id: int
+    broker_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    """The leader's ISR proposal (L12-L15), DESIGN.md 8's ``alter_partition`` input plus the partition."""
+
+    topic_id: str
+    partition_id: int
+    broker_id: int
+    broker_epoch: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[IsrMember, ...]
+    leader_recovery_state: str = RECOVERED
+
+    @property
+    def isr_ids(self) -> list[int]:
+        """The proposed ISR as broker ids."""
+        return [m.broker_id for m in self.new_isr]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    """The controller's answer to an ``AlterPartitionRequest`` (error, or the committed state)."""
+
+    error: KafkaError = OK
+    leader_id: int = -1
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    isr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StartFetching:
+    """T5: add the partition to the fetcher for ``leader_id`` (fetch offset = LEO, see ``build_fetch``)."""
+
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class StopFetching:
+    """T3, T6, T1: remove the partition from whatever fetcher it is in."""
+
+
+@dataclass(frozen=True)
+class DeleteLog:
+    """T1: the broker is no longer a replica: delete the partition's log; the replica object is dead."""
+
+
+Action = StartFetching | StopFetching | DeleteLog
