@@ -10,8 +10,12 @@
 - Parent death: nodes get PR_SET_PDEATHSIG=SIGKILL, so they die with the harness. The kernel ties that
   signal to the *thread* that forked, so every node is forked by one long-lived spawner thread (a node
   restarted by a short-lived nemesis thread would otherwise be killed when that thread ends).
-- ``exec`` runs a command on this host with the node's environment; there is no separate network
-  namespace on this backend (the net nemesis uses iptables rules on ``lo`` matching node addresses).
+- Identity for the network: loopback connections leave from 127.0.0.1 whatever address the target
+  has, so a node's *source address* cannot tell iptables who sent a packet. Each node therefore runs
+  (as root still) with its own primary group id (``node_gid``), and the net nemesis matches its
+  packets with ``-m owner --gid-owner`` in the OUTPUT chain plus the destination node address.
+- ``exec`` runs a command on this host with the node's group id (so a probe connects *as* the node);
+  there is no separate network namespace on this backend.
 """
 
 from __future__ import annotations
@@ -49,6 +53,12 @@ def run_prefix(run_id: str) -> str:
         return override if override.endswith(".") else override + "."
     digest = hashlib.sha256(run_id.encode()).digest()
     return f"127.{1 + digest[0] % 254}.{digest[1]}."
+
+
+def run_gid_base(run_id: str) -> int:
+    """First of the 256 group ids reserved for the nodes of a run (see ``LocalHost.node_gid``)."""
+    digest = hashlib.sha256(run_id.encode()).digest()
+    return 300_000 + int.from_bytes(digest[2:5], "big") % 10_000 * 256
 
 
 def resolve_python(argv: list[str]) -> list[str]:
@@ -131,6 +141,10 @@ class LocalHost:
         with self._lock:
             return list(self._nodes)
 
+    def node_gid(self, node: str) -> int:
+        """The primary group id the node's processes run with (its identity for iptables)."""
+        return run_gid_base(self.run_id) + self._index(node)
+
     def node_dir(self, node: str) -> str:
         """``<base_dir>/node-dirs/<node>``, created on first use (recorded for ``clean``)."""
         path = self.base_dir / "node-dirs" / node
@@ -172,12 +186,19 @@ class LocalHost:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     preexec_fn=_set_pdeathsig,
+                    **self._identity(node),
                 )
             finally:
                 log.close()
             self._procs[node] = proc
             state.write_pid_file(self.run_id, node, proc.pid, pgid=proc.pid, argv=list(argv))
             return proc.pid
+
+    def _identity(self, node: str) -> dict:
+        # Only root may switch groups; without root the net nemesis refuses at setup anyway.
+        if os.geteuid() != 0:
+            return {}
+        return {"group": self.node_gid(node), "extra_groups": []}
 
     def pid(self, node: str) -> int | None:
         """Pid of the node's process, or None when it is not running."""
@@ -250,6 +271,7 @@ class LocalHost:
                 stderr=subprocess.STDOUT,
                 timeout=timeout_s,
                 check=False,
+                **self._identity(node),
             )
         except subprocess.TimeoutExpired as exc:
             out = exc.output.decode(errors="replace") if exc.output else ""
