@@ -1,0 +1,110 @@
+"""``check_run``: every checker over one run's files, composed into the content of ``results.json``.
+
+Used by the harness after a run, by ``kraftcheck analyze STORE_DIR`` and by ``kraftcheck check``::
+
+    check_run(spec: dict, history_path, trace_path | None, profile=None) -> dict
+
+``spec`` is the run's ``spec.json`` content (``{}`` for a bare history; the keys read are listed in
+``checkers/profiles.py``); ``history_path`` a ``history.jsonl``; ``trace_path`` a ``trace.jsonl`` or None;
+``profile`` the ``--profile`` override (``None``/"auto", "strict", "kind=status,...", or a dict).
+Returns::
+
+    {"valid": True | False | "unknown",          # false > unknown > true over the checkers below
+     "checkers": {name: result},                  # each result has "valid" + details naming ops/events
+     "profile": {"statuses": {kind: status}, "reasons": {...}, "inputs": {...}},
+     "malformed": [{"file", "line", "reason"}],   # unusable lines; everything else was still checked
+     "pairing_problems": [str]}                   # completions without invocations etc. (first 100)
+
+Checkers run: ``queue`` (``checkers/queue_checker.py``), ``invariants`` (``checkers/invariants``; every
+invariant ``unknown`` without a trace), ``linear`` (the linearizability engine in a subprocess, model
+``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``).
+A checker that raises yields ``unknown`` with the error (``checkers.base.run_checker``), never a crash.
+Malformed history lines do not change the verdict by themselves (they are listed); a history with no
+usable op at all is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from checkers.base import merge_valid, run_checker
+from harness.history import iter_history, pair_ops
+
+
+def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
+    """Read ``trace.jsonl``; events need ``time`` (int), ``node`` and ``kind`` (str); bad lines are listed."""
+    events: list[dict] = []
+    path = str(path)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            s = line.strip()
+            if not s:
+                continue
+            try:
+                ev = json.loads(s)
+            except json.JSONDecodeError as exc:
+                malformed.append({"file": path, "line": lineno, "reason": f"invalid JSON ({exc.msg})"})
+                continue
+            if not isinstance(ev, dict) or not isinstance(ev.get("kind"), str) or not isinstance(
+                    ev.get("time"), int | float) or "node" not in ev:
+                malformed.append({"file": path, "line": lineno, "reason": "trace event needs time, node, kind"})
+                continue
+            ev["_line"] = lineno
+            events.append(ev)
+    events.sort(key=lambda e: (e["time"], e["_line"]))
+    return events
+
+
+def load_history(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:
+    """Read a history, returning (ops, malformed as dicts)."""
+    bad: list = []
+    ops = list(iter_history(path, bad))
+    return ops, [{"file": m.path, "line": m.line, "reason": m.reason} for m in bad]
+
+
+def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict) -> list:
+    """The checkers ``check_run`` composes."""
+    from checkers.queue_checker import QueueChecker
+
+    checkers: list = [QueueChecker(options.get("queue"), profile)]
+    try:
+        from checkers.invariants import InvariantChecker
+        checkers.append(InvariantChecker(trace_given=trace_given))
+    except ImportError:  # pragma: no cover - the package is part of this repo
+        pass
+    if options.get("linear", spec.get("linearizability", True)) is not False:
+        try:
+            from checkers.linear.runner import LinearChecker
+            checkers.append(LinearChecker(time_limit_s=options.get("linear_time_limit_s", 60.0)))
+        except ImportError:  # pragma: no cover
+            pass
+    return checkers
+
+
+def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
+              options: dict | None = None) -> dict[str, Any]:
+    """Check one run's files; see the module docstring for the result."""
+    spec = dict(spec or {})
+    options = options or {}
+    ops, malformed = load_history(history_path)
+    traces: list[dict] = []
+    if trace_path is not None and os.path.exists(trace_path):
+        traces = read_trace(trace_path, malformed)
+    _, problems = pair_ops(ops)
+    spec.setdefault("_history_path", str(history_path))
+    checkers = default_checkers(spec, trace_path is not None and os.path.exists(trace_path), profile, options)
+    results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
+    spec.pop("_history_path", None)
+    verdicts = [r["valid"] for r in results.values()]
+    if not ops:
+        verdicts.append("unknown")
+    queue = results.get("queue", {})
+    return {
+        "valid": merge_valid(verdicts),
+        "checkers": results,
+        "profile": queue.get("profile"),
+        "malformed": malformed,
+        "pairing_problems": problems[:100],
+    }

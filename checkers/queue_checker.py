@@ -1,0 +1,83 @@
+"""The queue checker: queue anomalies judged against the run's guarantee profile.
+
+Verdict: ``False`` when a ``forbidden`` anomaly occurred; else ``"unknown"`` when an anomaly whose status
+is ``unknown`` occurred (``unseen`` without a final phase); else ``True``. Known issues, allowed and
+expected anomalies are listed with the ops that show them but do not invalidate the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkers.profiles import apply_override, derive_profile
+from checkers.queue import KINDS, QueueAnalysis, anomalies_of
+
+EXAMPLES = 20  # per kind in results.json; the counts are exact
+
+
+class QueueChecker:
+    """Checker protocol wrapper around ``queue_anomalies`` + ``derive_profile``."""
+
+    name = "queue"
+
+    def __init__(self, options: dict | None = None, profile: str | dict | None = None):
+        self.options = options or {}
+        self.profile_override = profile
+
+    def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+        """Run every queue check and classify what was found."""
+        spec = spec or {}
+        options = dict(self.options)
+        if "unseen_deadline_ns" not in options and spec.get("unseen_deadline_ns") is not None:
+            options["unseen_deadline_ns"] = spec["unseen_deadline_ns"]
+        a = QueueAnalysis(history, options)
+        found = anomalies_of(a)
+        profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
+        return judge(found, profile, a)
+
+
+def judge(found: dict[str, list[dict]], profile: dict, a: QueueAnalysis | None = None) -> dict[str, Any]:
+    """Turn anomalies + profile into a checker result."""
+    statuses, reasons = profile["statuses"], profile["reasons"]
+    anomalies: dict[str, Any] = {}
+    by_status: dict[str, list[str]] = {"forbidden": [], "allowed": [], "known-issue": [], "expected": [],
+                                       "unknown": []}
+    for kind in KINDS:
+        rows = found.get(kind) or []
+        if not rows:
+            continue
+        status = statuses.get(kind, "forbidden")
+        by_status[status].append(kind)
+        anomalies[kind] = {"count": len(rows), "status": status, "reason": reasons.get(kind),
+                           "examples": rows[:EXAMPLES]}
+    expected_missing = [k for k in KINDS if statuses.get(k) == "expected" and not found.get(k)]
+    if by_status["forbidden"]:
+        valid: Any = False
+    elif by_status["unknown"]:
+        valid = "unknown"
+    else:
+        valid = True
+    result: dict[str, Any] = {
+        "valid": valid,
+        "anomaly_types": [k for k in KINDS if found.get(k)],
+        "violations": by_status["forbidden"],
+        "known_issues": by_status["known-issue"],
+        "allowed": by_status["allowed"],
+        "expected": by_status["expected"],
+        "undecided": by_status["unknown"],
+        "expected_missing": expected_missing,
+        "anomalies": anomalies,
+        "profile": profile,
+    }
+    if a is not None:
+        recs = a.recs
+        result["stats"] = {
+            "client_ops": len(recs),
+            "ok_sends": sum(1 for r in recs if r.type == "ok" and r.sends),
+            "info_sends": sum(1 for r in recs if r.type == "info" and r.sends),
+            "fail_sends": sum(1 for r in recs if r.type == "fail" and r.sends),
+            "ok_polls": sum(1 for r in recs if r.type == "ok" and r.f in ("poll", "txn") and r.reads),
+            "keys": len(a.vo.log),
+            "final_phase": a.has_final,
+        }
+    return result
