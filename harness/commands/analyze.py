@@ -1,0 +1,66 @@
+"""``kraftcheck analyze STORE_DIR``: re-check a stored run with today's checkers (also a partial one).
+
+A partial store (the harness was killed) has ``spec.json`` and a streamed ``history.jsonl`` whose last
+line may be torn; torn and malformed lines are reported and the rest is checked. Without a completed
+final read nothing proves that acknowledged writes survived, so such a run is at best ``unknown``.
+Writes ``results.json`` and ``report.html`` into the run directory; exit codes as for runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``kraftcheck analyze``."""
+    parser = argparse.ArgumentParser(prog="kraftcheck analyze", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", metavar="STORE_DIR", help="a run directory, its spec.json, or a store root "
+                        "(then its latest run)")
+    parser.add_argument("--json", action="store_true", help="print results.json to stdout")
+    parser.add_argument("--no-report", action="store_true", help="do not re-render report.html")
+    args = parser.parse_args(argv)
+
+    from harness import store
+    from harness.history import read_history
+    from harness.runner import check_store, exit_code_for, verdict_word
+
+    try:
+        run_dir = store.resolve_run_dir(args.run)
+    except FileNotFoundError as exc:
+        print(f"kraftcheck analyze: {exc}", file=sys.stderr)
+        return 2
+    try:
+        spec = store.read_json(run_dir / store.SPEC)
+    except (OSError, ValueError):
+        spec = {}
+        print(f"kraftcheck analyze: warning: no usable {store.SPEC} in {run_dir}; checking with defaults",
+              file=sys.stderr)
+    notes = []
+    history_path = run_dir / store.HISTORY
+    if history_path.is_file():
+        history = read_history(history_path)
+        for bad in history.malformed[:10]:
+            print(f"kraftcheck analyze: malformed line {bad}", file=sys.stderr)
+        if not any(op.get("final") and op["type"] == "ok" for op in history.ops):
+            notes.append("no completed final read in the history (partial run?): acknowledged writes "
+                         "cannot be confirmed")
+    results = check_store(run_dir, spec, notes)
+    store.write_json(run_dir / store.RESULTS, results)
+    if not args.no_report:
+        try:
+            from reports.run_report import write_report
+
+            report = write_report(run_dir)
+            print(f"kraftcheck: report {report}", file=sys.stderr)
+        except Exception as exc:
+            print(f"kraftcheck analyze: report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True, default=str))
+    valid = results.get("valid")
+    print(f"kraftcheck: verdict {verdict_word(valid)}  ({run_dir / store.RESULTS})", file=sys.stderr)
+    for note in results.get("harness_notes", []):
+        print(f"kraftcheck:   note: {note}", file=sys.stderr)
+    return exit_code_for(valid)

@@ -1,0 +1,428 @@
+"""The runner: one run from spec to verdict, with teardown on every exit path.
+
+Sequence (DESIGN.md section 2): store directory and ``spec.json`` (written first, so even a run killed in
+its first second can be analysed) -> host -> nemesis setup (before any node starts: the clock and disk
+nemeses prepare environments and mounts) -> ``history.jsonl`` opened (its clock starts here, so node
+startup events in the trace have non-negative times) -> cluster up, topic created -> main phase
+(workload + nemesis schedule, time-limited) -> final phase (heal everything, wait for recovery, read every
+partition from the beginning) -> traces and logs collected -> teardown -> ``check_run`` -> fault coverage
+(a requested fault that never took effect caps the verdict at ``unknown``) -> ``results.json`` ->
+``report.html``.
+
+Teardown is guaranteed by ``finally`` plus an ``atexit`` hook, and SIGTERM is turned into the same
+``KeyboardInterrupt`` path as Ctrl-C, so nemesis faults are healed and nodes stopped on every path the
+process survives. When the harness itself is killed with SIGKILL nothing can run: the nodes die with it
+(parent-death signal on the local backend) and ``kraftcheck clean`` removes what is left; the partial
+store (spec, streamed history, harness.log) is still analysable with ``kraftcheck analyze``.
+
+Exit codes: 0 valid, 1 invalid, 2 unknown, 255 harness error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import store
+from harness.context import RunContext
+from harness.history import HistoryWriter, read_history
+from harness.spec import replay_command
+
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_HARNESS_ERROR = 0, 1, 2, 255
+
+
+class HarnessError(RuntimeError):
+    """The harness could not do its job (bad environment, cluster never came up); exit code 255."""
+
+
+def exit_code_for(valid: Any) -> int:
+    """0 valid, 1 invalid, 2 unknown."""
+    if valid is True:
+        return EXIT_VALID
+    if valid is False:
+        return EXIT_INVALID
+    return EXIT_UNKNOWN
+
+
+def verdict_word(valid: Any) -> str:
+    """``valid`` / ``INVALID`` / ``unknown``."""
+    return {True: "valid", False: "INVALID"}.get(valid, "unknown") if isinstance(valid, bool) else "unknown"
+
+
+@dataclass
+class RunOutcome:
+    """What a finished (or failed) run left behind."""
+
+    run_dir: Path
+    exit_code: int
+    results: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def spec_path(self) -> Path:
+        """The stored spec (replay with ``kraftcheck run --replay``)."""
+        return self.run_dir / store.SPEC
+
+    @property
+    def replay(self) -> str:
+        """The exact replay command."""
+        return replay_command({}, self.spec_path)
+
+
+# -- hosts -----------------------------------------------------------------------------------------
+
+def make_host(spec: dict[str, Any], run_dir: Path) -> Any:
+    """The host backend named by ``spec["backend"]``; ``HarnessError`` with a hint when unusable."""
+    backend = spec["backend"]
+    if backend == "local":
+        from harness.hosts.local import LocalHost
+
+        return LocalHost(run_dir, run_id=run_id_for(run_dir))
+    if backend == "docker":
+        try:
+            from harness.hosts import docker as docker_hosts
+        except ImportError as exc:
+            raise HarnessError(f"the docker backend is not available ({exc}); use --backend local") from exc
+        try:
+            return docker_hosts.DockerHost(run_dir, run_id=run_id_for(run_dir))
+        except Exception as exc:
+            if docker_engine_missing(exc):
+                raise HarnessError(f"cannot reach a Docker engine ({type(exc).__name__}: {exc}). "
+                                   "Start Docker or run without it: --backend local") from exc
+            raise
+    raise HarnessError(f"unknown backend {backend!r}")
+
+
+def docker_engine_missing(exc: BaseException) -> bool:
+    """Whether an exception means "no Docker engine reachable" (socket missing, refused, SDK DockerException)."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(s in text for s in ("dockerexception", "connection refused", "no such file or directory",
+                                   "error while fetching server api version", "docker.sock",
+                                   "cannot connect to the docker daemon", "permission denied"))
+
+
+def run_id_for(run_dir: Path) -> str:
+    """A run id derived from the run directory (unique per run, usable in labels and comments)."""
+    stamp = run_dir.name.replace(".", "").replace("-", "").lower()
+    return f"{stamp}-{os.getpid() % 100000}"
+
+
+# -- teardown on every path ------------------------------------------------------------------------
+
+class _Teardown:
+    """Idempotent teardown actions, run from ``finally``, ``atexit`` or a signal (whichever comes first)."""
+
+    def __init__(self) -> None:
+        self._actions: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+        self._done = False
+
+    def add(self, name: str, action: Any) -> None:
+        with self._lock:
+            self._actions.append((name, action))
+
+    def run(self, log: Any = None) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            actions = list(reversed(self._actions))
+        for name, action in actions:
+            try:
+                action()
+            except BaseException as exc:  # keep going (even on a second Ctrl-C): release everything
+                if log is not None:
+                    log(f"teardown step {name} failed: {type(exc).__name__}: {exc}")
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    """SIGTERM behaves like Ctrl-C (KeyboardInterrupt in the main thread), so ``finally`` runs."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, interrupt)
+        except (ValueError, OSError):
+            pass
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError, TypeError):
+            pass
+
+
+# -- checking --------------------------------------------------------------------------------------
+
+def check_store(run_dir: Path, spec: dict[str, Any] | None = None, notes: list[str] | None = None) -> dict:
+    """Check a stored run (complete or partial): checkers + fault coverage -> results dict.
+
+    ``notes`` are harness observations that cap the verdict at ``unknown`` (e.g. the final read never
+    completed, the run was interrupted).
+    """
+    run_dir = Path(run_dir)
+    spec = spec if spec is not None else _load_spec_or_empty(run_dir)
+    history_path = run_dir / store.HISTORY
+    trace_path = run_dir / store.TRACE
+    try:
+        from checkers.analysis import check_run
+    except ImportError as exc:
+        results: dict[str, Any] = {"valid": "unknown", "checkers": {},
+                                   "error": f"checkers.analysis is not available: {exc}"}
+    else:
+        try:
+            results = check_run(spec, history_path, trace_path if trace_path.is_file() else None)
+        except Exception as exc:  # a broken checker must not lose the run: unknown with the error
+            results = {"valid": "unknown", "checkers": {}, "error": f"{type(exc).__name__}: {exc}",
+                       "traceback": traceback.format_exc()}
+    results = dict(results)
+    caps: list[str] = list(notes or [])
+    if spec.get("nemesis"):
+        try:
+            from nemesis.coverage import coverage_table, verdict_cap
+
+            history = read_history(history_path) if history_path.is_file() else None
+            table = coverage_table(history.ops if history else [], spec["nemesis"])
+            cap, reasons = verdict_cap(table)
+            results["coverage"] = table
+            if cap is not True:
+                caps.extend(reasons)
+        except ImportError as exc:
+            caps.append(f"fault coverage unavailable: {exc}")
+    if not history_path.is_file():
+        caps.append("no history.jsonl in the run directory")
+    if caps:
+        results["harness_notes"] = caps
+        if results.get("valid") is True:
+            # A green verdict needs every requested fault proven and a complete final phase.
+            results["valid"] = "unknown"
+    return results
+
+
+def _load_spec_or_empty(run_dir: Path) -> dict[str, Any]:
+    try:
+        return store.read_json(run_dir / store.SPEC)
+    except (OSError, ValueError):
+        return {}
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+class Runner:
+    """Executes one run of ``spec`` into a new directory under ``store_root``."""
+
+    def __init__(self, spec: dict[str, Any], store_root: Path, progress: bool = True, report: bool = True,
+                 out: Any = None):
+        self.spec = spec
+        self.store_root = Path(store_root)
+        self.progress = progress
+        self.report = report
+        self.out = out or sys.stdout
+        self.run_dir: Path | None = None
+        self.notes: list[str] = []
+
+    def say(self, message: str) -> None:
+        """A user-facing line on stdout (seed, verdict, paths, replay command)."""
+        print(message, file=self.out, flush=True)
+
+    def execute(self) -> RunOutcome:
+        """Run everything; never raises (a harness failure is exit code 255 with the error recorded)."""
+        spec = self.spec
+        self.run_dir = store.new_run_dir(self.store_root, spec["test_name"])
+        store.write_json(self.run_dir / store.SPEC, spec)
+        store.update_latest(self.store_root, self.run_dir)
+        self.say(f"kraftcheck: seed {spec['seed']}  store {self.run_dir}")
+        teardown = _Teardown()
+        run = RunContext(spec=spec, host=None, store_dir=self.run_dir,  # type: ignore[arg-type]
+                         rng=random.Random(spec["seed"]))
+        atexit_hook = lambda: teardown.run(run.log)  # noqa: E731
+        atexit.register(atexit_hook)
+        previous = _install_signal_handlers()
+        error = None
+        try:
+            self._run(run, teardown)
+        except KeyboardInterrupt as exc:
+            error = f"interrupted ({exc or 'Ctrl-C'})"
+            self.notes.append(f"run interrupted: {error}")
+            run.log(error)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            run.log(f"harness error: {error}\n{traceback.format_exc()}")
+        finally:
+            try:
+                teardown.run(run.log)
+            except KeyboardInterrupt:
+                teardown.run(run.log)
+            _restore_signal_handlers(previous)
+            atexit.unregister(atexit_hook)
+        return self._finish(run, error)
+
+    def _run(self, run: RunContext, teardown: _Teardown) -> None:
+        from harness.cluster import RefCluster
+        from harness.interpreter import Interpreter
+        from harness.progress import RunProgress
+        from workloads import queue
+
+        spec = self.spec
+        host = make_host(spec, self.run_dir)
+        run.host = host
+        teardown.add("host", lambda: self._teardown_host(host))
+
+        package = None
+        if spec["nemesis"]:
+            from nemesis.registry import build_package
+
+            package = build_package(spec["nemesis"], seed=spec["seed"], interval_s=spec["nemesis_interval_s"])
+            teardown.add("nemesis-teardown", lambda: package.teardown(run))
+            package.setup(run)  # NemesisUnsupported propagates with its message: a harness error
+
+        history = HistoryWriter(self.run_dir / store.HISTORY)
+        run.history = history
+        teardown.add("history", history.close)
+
+        cluster = RefCluster(host, run, ready_timeout_s=spec["recovery_timeout_s"])
+        run.cluster = cluster
+        # Collect evidence before the nodes are stopped, whatever happened; then stop them.
+        teardown.add("cluster", cluster.teardown)
+        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
+        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
+        cluster.setup(spec)
+        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"])
+        run.log(f"cluster ready: {','.join(cluster.bootstrap_servers())}")
+
+        if package is not None:
+            # Heal on every exit path, before the nodes are stopped (teardown runs in reverse order).
+            teardown.add("nemesis-heal", lambda: self._heal_quietly(package, run))
+
+        interpreter = Interpreter(run, queue.client_factory(spec, cluster, run), spec["concurrency"],
+                                  spec["op_timeout_s"], node_for=queue.node_for(cluster))
+        teardown.add("clients", interpreter.close)
+        main_s = spec["time_limit_s"]
+        with RunProgress(main_s, "main phase", enabled=self.progress) as progress:
+            interpreter.on_complete = progress.on_complete
+            nemesis_thread, nemesis_stop = None, threading.Event()
+            if package is not None:
+                deadline = time.monotonic() + main_s
+                nemesis_thread = threading.Thread(target=package.run, args=(run, deadline, nemesis_stop),
+                                                  name="kraftcheck-nemesis", daemon=True)
+                nemesis_thread.start()
+            try:
+                interpreter.run_phase(queue.main_generator(spec),
+                                      max_duration_s=main_s + spec["op_timeout_s"] + 5)
+            finally:
+                nemesis_stop.set()
+                if nemesis_thread is not None:
+                    nemesis_thread.join(60)
+        self.say(f"kraftcheck: main phase done: {progress.counters.summary()}")
+        self._final_phase(run, cluster, package)
+
+    def _heal_quietly(self, package: Any, run: RunContext) -> None:
+        if not getattr(self, "_healed", False):
+            package.heal(run)
+            self._healed = True
+
+    def _final_phase(self, run: RunContext, cluster: Any, package: Any) -> None:
+        """Heal, wait for recovery, then read every partition from the beginning (ops marked final)."""
+        from harness.generator import Once
+        from harness.interpreter import Interpreter
+        from workloads import queue
+
+        spec = self.spec
+        if package is not None:
+            completion = package.heal(run)
+            self._healed = True
+            if completion.get("type") != "ok":
+                self.notes.append(f"final heal did not complete: {completion.get('error')}")
+        if not cluster.wait_recovered(spec["recovery_timeout_s"], spec["topic"]):
+            self.notes.append(f"cluster did not recover within {spec['recovery_timeout_s']:g} s after healing")
+            run.log(self.notes[-1])
+        read_timeout = min(30.0, spec["final_read_timeout_s"])
+        # Final readers are fresh processes, numbered above every main-phase process.
+        final = Interpreter(run, queue.client_factory(spec, cluster, run, op_timeout_s=read_timeout),
+                            concurrency=1, op_timeout_s=read_timeout + 5, node_for=queue.node_for(cluster))
+        final._processes = [10_000_000]
+        deadline = time.monotonic() + spec["final_read_timeout_s"]
+        try:
+            while time.monotonic() < deadline:
+                stats = final.run_phase(Once(queue.final_read_op()), workers=1)
+                if stats.by_type.get("ok"):
+                    run.log("final read complete")
+                    return
+                if final.stopped:
+                    break
+                time.sleep(1.0)
+                final._processes = [final._processes[0] + 1]
+        finally:
+            final.close()
+        self.notes.append(f"final read did not complete within {spec['final_read_timeout_s']:g} s")
+        run.log(self.notes[-1])
+
+    def _collect(self, cluster: Any, start_ns: int, run: RunContext) -> None:
+        try:
+            count = cluster.write_trace(self.run_dir / store.TRACE, start_ns)
+            run.log(f"trace.jsonl: {count} events")
+        except Exception as exc:
+            run.log(f"collecting traces failed: {type(exc).__name__}: {exc}")
+        try:
+            cluster.collect_logs(self.run_dir / store.NODES)
+        except Exception as exc:
+            run.log(f"collecting logs failed: {type(exc).__name__}: {exc}")
+
+    def _teardown_host(self, host: Any) -> None:
+        host.teardown()
+        remove = getattr(host, "remove_node_dirs", None)
+        if callable(remove) and not os.environ.get("KRAFTCHECK_KEEP_DATA"):
+            remove()
+
+    def _finish(self, run: RunContext, error: str | None) -> RunOutcome:
+        run_dir = self.run_dir
+        assert run_dir is not None
+        if error is not None and not error.startswith("interrupted"):
+            results = {"valid": "unknown", "harness_error": error, "checkers": {}}
+            store.write_json(run_dir / store.RESULTS, results)
+            self.say(f"kraftcheck: harness error: {error}")
+            self.say(f"kraftcheck: store {run_dir}  (see harness.log)")
+            self.say(f"kraftcheck: replay: {replay_command({}, run_dir / store.SPEC)}")
+            return RunOutcome(run_dir, EXIT_HARNESS_ERROR, results, error)
+        results = check_store(run_dir, self.spec, self.notes)
+        store.write_json(run_dir / store.RESULTS, results)
+        report_path = None
+        if self.report:
+            try:
+                from reports.run_report import write_report
+
+                report_path = write_report(run_dir)
+            except Exception as exc:
+                run.log(f"report failed: {type(exc).__name__}: {exc}")
+        valid = results.get("valid")
+        self.say(f"kraftcheck: verdict {verdict_word(valid)}")
+        for note in results.get("harness_notes", []):
+            self.say(f"kraftcheck:   note: {note}")
+        self.say(f"kraftcheck: results {run_dir / store.RESULTS}")
+        if report_path is not None:
+            self.say(f"kraftcheck: report {report_path}")
+        self.say(f"kraftcheck: replay: {replay_command({}, run_dir / store.SPEC)}")
+        return RunOutcome(run_dir, exit_code_for(valid), results, error)
+
+
+def execute(spec: dict[str, Any], store_root: str | os.PathLike | None = None, progress: bool = True,
+            report: bool = True, out: Any = None) -> RunOutcome:
+    """Run ``spec`` (already built by ``harness.spec.build_spec``) and return the outcome."""
+    return Runner(spec, store.store_root(store_root), progress=progress, report=report, out=out).execute()
