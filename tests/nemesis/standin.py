@@ -59,6 +59,10 @@ class StandInCluster:
         """Stop everything."""
         self.host.teardown()
 
+    def nodes(self) -> list[str]:
+        """Every node, controller first."""
+        return [self.controller, *self.names]
+
     def brokers(self) -> list[str]:
         """Broker node names."""
         return list(self.names)
