@@ -1,0 +1,356 @@
+"""The broker process: ``python -m reference_impl.server.broker --config FILE``.
+
+A thin asyncio shell around the protocol core (``reference_impl.protocol``): the lifecycle state machine
+(``protocol.broker.BrokerLifecycle``, B1-B5), the materialized metadata image (``protocol.metadata_image``,
+T-rules on whole batches), and one ``PartitionReplica`` per hosted partition (``replica_manager``). This
+module owns the sockets, files, timers and signals:
+
+1. Start: read and delete the clean-shutdown marker (K4), recover every partition log (B2 RECOVERY; torn
+   tails are cut and traced as ``recovered``), listen for clients, register with the controller (B1,
+   retrying with the same incarnation, C3).
+2. Run: pull the controller's metadata log and apply it batch by batch (T1-T7 through the replicas, fetcher
+   changes through ``fetcher``); heartbeat (want_fence until caught up to its own registration, B2; the
+   controller unfences, C5); run the ISR loop (``maybe_change_isr`` -> AlterPartition -> L16); flush per
+   ``flush.ms`` and checkpoint HWMs once a second.
+3. SIGTERM: controlled shutdown (C8/C9: heartbeats with want_shutdown until the controller says it may
+   stop), then flush and close every log, write the clean-shutdown marker (B4, K4) and exit 0. SIGKILL is a
+   crash: nothing is written, so the next start registers as unclean.
+
+Produce is accepted only while the lifecycle is RUNNING (or shutting down, while still leader) (L1). Logs
+go to stderr, one line per event; trace events go to ``trace.file``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import signal
+import sys
+import time
+
+from reference_impl.protocol.broker import PENDING_CONTROLLED_SHUTDOWN, RUNNING, BrokerLifecycle
+from reference_impl.protocol.errors import Errors, error
+from reference_impl.protocol.metadata_image import MetadataImage
+from reference_impl.protocol.records import record_from_dict
+from reference_impl.protocol.replica import LEADER
+from reference_impl.protocol.replica_messages import AlterPartitionRequest, AlterPartitionResponse
+from reference_impl.server import services as sv
+from reference_impl.server.bugs import is_active
+from reference_impl.server.config import NodeConfig, load_or_exit
+from reference_impl.server.controller_link import ControllerLink
+from reference_impl.server.fetcher import LeaderFetcher
+from reference_impl.server.replica_manager import Partition, ReplicaManager, now_ms
+from reference_impl.server.storage.checkpoints import (
+    consume_clean_shutdown_marker,
+    write_clean_shutdown_marker,
+)
+from reference_impl.server.trace import Tracer, log
+
+CLUSTER_ID = "kraftcheck-cluster"
+ISR_INTERVAL_S = 0.1
+PERIODIC_INTERVAL_S = 0.1
+CHECKPOINT_INTERVAL_S = 1.0
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+
+
+class Broker:
+    """One broker process (see the module docstring)."""
+
+    def __init__(self, config: NodeConfig, segment_bytes: int = 1 << 30) -> None:
+        self.config = config
+        self.node = config.name
+        self.tracer = Tracer(config.trace_file, config.name)
+        adv = config.advertised_listeners
+        self.lifecycle = BrokerLifecycle(config.node_id, adv.host, adv.port)
+        self.image = MetadataImage()
+        self.manager = ReplicaManager(config, self.tracer, self._fetcher_change, segment_bytes=segment_bytes)
+        ctl = config.controller_quorum_bootstrap_servers
+        assert ctl is not None  # config validation requires it for brokers
+        self.link = ControllerLink(ctl.host, ctl.port, client_id=f"broker-{config.node_id}")
+        self.fetchers: dict[int, LeaderFetcher] = {}
+        self.stop_event = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+        self._ap_tasks: set[asyncio.Task] = set()
+        self._next_producer_id = 0
+        self._metadata_ready = asyncio.Event()
+        from reference_impl.server.client_apis import build_server
+
+        self.server = build_server(config.listeners.host, config.listeners.port, broker=BrokerServicesImpl(self),
+                                   name=f"broker-{config.node_id}")
+
+    # ------------------------------------------------------------------ lifecycle
+    async def run(self) -> int:
+        """Start, serve until SIGTERM (or ``stop_event``), shut down cleanly; returns the exit code."""
+        os.makedirs(self.config.log_dirs, exist_ok=True)
+        keep = is_active(self.config.inject_bug, "skip-unclean-exclusion")
+        marker = consume_clean_shutdown_marker(self.config.log_dirs, keep=keep)
+        log(self.node, f"starting; clean-shutdown marker epoch {marker} ({'clean' if marker >= 0 else 'unclean'})")
+        for note in self.manager.recover_logs():
+            log(self.node, f"recovery: {note}")
+        await self.server.start()
+        log(self.node, f"listening on {self.config.listeners}")
+        self.lifecycle.start(random.Random(os.urandom(16)), marker if marker >= 0 else None)
+        self._drain_lifecycle()
+        if not await self._register():
+            await self._close()
+            return 1
+        self.manager.set_broker_epoch(self.lifecycle.broker_epoch)
+        self.lifecycle.recovery_complete()  # B2: storage was recovered before registering
+        self._drain_lifecycle()
+        self._tasks = [asyncio.create_task(c, name=n) for n, c in (
+            ("heartbeat", self._heartbeat_loop()), ("metadata", self._metadata_loop()),
+            ("isr", self._isr_loop()), ("periodic", self._periodic_loop()))]
+        await self.stop_event.wait()
+        await self._controlled_shutdown()
+        return 0
+
+    async def _register(self) -> bool:
+        """B1: send the registration until accepted (same incarnation on retries, C3)."""
+        while not self.stop_event.is_set():
+            req = self.lifecycle.registration_request()
+            try:
+                err, epoch = await self.link.register(req.broker_id, CLUSTER_ID, req.incarnation_id, req.host,
+                                                      req.port, req.previous_broker_epoch)
+            except (ConnectionError, TimeoutError, OSError) as exc:
+                log(self.node, f"registration: controller unreachable ({exc!r}); retrying")
+                await asyncio.sleep(0.5)
+                continue
+            self.lifecycle.handle_registration_response(error(err), epoch)
+            self._drain_lifecycle()
+            if err == Errors.NONE:
+                log(self.node, f"registered with broker epoch {epoch}")
+                return True
+            log(self.node, f"registration refused: {err.name}; retrying")
+            await asyncio.sleep(0.5)
+        return False
+
+    def _drain_lifecycle(self) -> None:
+        self.tracer.drain(self.lifecycle.drain_events())
+
+    async def _controlled_shutdown(self) -> None:
+        """C8/C9 then B4/K4: move leaderships away, flush, write the marker, stop."""
+        log(self.node, "SIGTERM: controlled shutdown")
+        if self.lifecycle.state in (RUNNING, "RECOVERY", "STARTING"):
+            self.lifecycle.begin_controlled_shutdown()
+            self._drain_lifecycle()
+        deadline = time.monotonic() + CONTROLLED_SHUTDOWN_TIMEOUT_S
+        while not self.lifecycle.should_shutdown and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        allowed = self.lifecycle.should_shutdown
+        await self._close()
+        if allowed:
+            epoch = self.lifecycle.shutdown_complete()
+        else:
+            epoch = self.lifecycle.broker_epoch
+            log(self.node, "controller did not confirm the shutdown in time; stopping anyway")
+        self._drain_lifecycle()
+        if epoch >= 0:
+            # K4: last step of a clean shutdown, after every log was flushed by manager.shutdown().
+            write_clean_shutdown_marker(self.config.log_dirs, epoch)
+        self.tracer.emit("shutdown", clean=True, broker_epoch=epoch)
+        log(self.node, f"stopped cleanly (marker epoch {epoch})")
+        self.tracer.close()
+
+    async def _close(self) -> None:
+        for t in self._tasks + list(self._ap_tasks):
+            t.cancel()
+        for t in self._tasks + list(self._ap_tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        for f in self.fetchers.values():
+            await f.close()
+        await self.server.close()
+        self.manager.shutdown()
+        await self.link.close()
+
+    # ------------------------------------------------------------------ loops
+    async def _heartbeat_loop(self) -> None:
+        """B2/C5/C8: heartbeats; fast while starting or shutting down, else every heartbeat interval."""
+        while True:
+            hb = self.lifecycle.build_heartbeat(self.image.offset)
+            if hb is not None:
+                try:
+                    reply = await self.link.heartbeat(hb.broker_id, hb.broker_epoch, hb.metadata_offset,
+                                                      hb.want_fence, hb.want_shutdown)
+                    self.lifecycle.handle_heartbeat_response(error(reply.error), reply.is_fenced,
+                                                             reply.should_shutdown)
+                    self._drain_lifecycle()
+                except (ConnectionError, TimeoutError, OSError) as exc:
+                    log(self.node, f"heartbeat failed: {exc!r}")
+            fast = self.lifecycle.state != RUNNING or self.lifecycle.fenced
+            await asyncio.sleep(0.1 if fast else self.config.broker_heartbeat_interval_ms / 1000)
+
+    async def _metadata_loop(self) -> None:
+        """Pull the metadata log and apply it one batch at a time (T-rules on materialized state)."""
+        while True:
+            try:
+                chunk = await self.link.fetch_metadata(self.config.node_id, self.lifecycle.broker_epoch,
+                                                       self.image.offset + 1, max_wait_ms=500)
+            except (ConnectionError, TimeoutError, OSError) as exc:
+                log(self.node, f"metadata fetch failed: {exc!r}")
+                await asyncio.sleep(0.5)
+                continue
+            if chunk.error != Errors.NONE:
+                log(self.node, f"metadata fetch error {chunk.error.name}")
+                await asyncio.sleep(0.5)
+                continue
+            for base, recs in chunk.batches:
+                self.apply_metadata_batch([(base + i, record_from_dict(r)) for i, r in enumerate(recs)])
+
+    def apply_metadata_batch(self, entries: list) -> None:
+        """Apply one metadata batch and drive each affected partition replica (T1-T7)."""
+        delta = self.image.apply_batch(entries)
+        for t in delta.transitions_for(self.config.node_id):
+            topic = self.image.topics.get(t.topic_id, t.topic_id)
+            self.manager.apply_partition_state(topic, t.topic_id, t.partition_id, t.state)
+        for b in delta.brokers:
+            reg = self.image.brokers.get(b)
+            if reg is not None:
+                self.tracer.emit("broker_metadata", broker=b, broker_epoch=reg.broker_epoch, fenced=reg.fenced,
+                                 in_controlled_shutdown=reg.in_controlled_shutdown, offset=self.image.offset)
+
+    async def _isr_loop(self) -> None:
+        """L12-L16: ask each leader replica for an ISR change and send it to the controller."""
+        while True:
+            await asyncio.sleep(ISR_INTERVAL_S)
+            now = now_ms()
+            for part in list(self.manager.partitions.values()):
+                if part.replica.role != LEADER:
+                    continue
+                req = part.replica.maybe_change_isr(now)
+                if req is not None:
+                    self.manager.after_fetch_response(part)
+                    task = asyncio.create_task(self._send_alter_partition(part, req))
+                    self._ap_tasks.add(task)
+                    task.add_done_callback(self._ap_tasks.discard)
+
+    async def _send_alter_partition(self, part: Partition, req: AlterPartitionRequest) -> None:
+        try:
+            resp = await self.link.alter_partition(req)
+        except (ConnectionError, TimeoutError, OSError) as exc:
+            resp = AlterPartitionResponse(error=error(Errors.NETWORK_EXCEPTION, repr(exc)))
+        part.replica.handle_alter_partition_response(req, resp, now_ms())
+        self.manager.after_fetch_response(part)
+
+    async def _periodic_loop(self) -> None:
+        last_checkpoint = time.monotonic()
+        while True:
+            await asyncio.sleep(PERIODIC_INTERVAL_S)
+            checkpoint = time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S
+            if checkpoint:
+                last_checkpoint = time.monotonic()
+            self.manager.periodic(now_ms(), checkpoint)
+
+    # ------------------------------------------------------------------ fetchers
+    def _fetcher_change(self, part: Partition, leader: int | None) -> None:
+        for f in self.fetchers.values():
+            f.remove(part)
+        if leader is not None:
+            fetcher = self.fetchers.get(leader)
+            if fetcher is None:
+                fetcher = self.fetchers[leader] = LeaderFetcher(self.manager, leader, self._endpoint, self.node)
+            fetcher.add(part)
+
+    def _endpoint(self, broker_id: int) -> tuple[str, int] | None:
+        reg = self.image.brokers.get(broker_id)
+        return (reg.host, reg.port) if reg is not None and reg.port else None
+
+    def allocate_producer_id(self) -> int:
+        """A producer id unique across brokers and restarts: broker epochs are unique metadata offsets."""
+        self._next_producer_id += 1
+        return (self.lifecycle.broker_epoch + 1) * (1 << 24) + self._next_producer_id
+
+
+class BrokerServicesImpl(sv.BrokerServices):
+    """``services.BrokerServices`` backed by a ``Broker``."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.b = broker
+
+    def _known(self, topic: str) -> bool:
+        return self.b.image.topic_id(topic) is not None
+
+    async def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool) -> sv.ClusterMetadata:
+        """Unfenced registered brokers; this broker as controller_id (it forwards admin requests)."""
+        image = self.b.image
+        brokers = tuple(sv.BrokerEndpoint(r.broker_id, r.host, r.port) for r in sorted(
+            image.brokers.values(), key=lambda r: r.broker_id) if not r.fenced)
+        live = {r.broker_id for r in image.brokers.values() if not r.fenced}
+        names = topics if topics is not None else sorted(image.topics.values())
+        out = []
+        for name in names:
+            tid = image.topic_id(name)
+            if tid is None:
+                out.append(sv.TopicMetadata(name, error=Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            parts = tuple(sv.PartitionMetadata(
+                p, s.leader, s.leader_epoch, tuple(s.replicas), tuple(s.isr),
+                tuple(r for r in s.replicas if r not in live),
+                Errors.NONE if s.leader >= 0 else Errors.LEADER_NOT_AVAILABLE)
+                for (t, p), s in sorted(image.partitions.items()) if t == tid)
+            out.append(sv.TopicMetadata(name, parts, tid))
+        return sv.ClusterMetadata(CLUSTER_ID, self.b.config.node_id, brokers, tuple(out))
+
+    async def produce(self, topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
+                      transactional_id: str | None = None) -> sv.ProduceResult:
+        """L1: only a RUNNING broker (or one still leading during controlled shutdown) appends."""
+        if transactional_id is not None:
+            return sv.ProduceResult(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if self.b.lifecycle.state not in (RUNNING, PENDING_CONTROLLED_SHUTDOWN):
+            return sv.ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER)
+        return await self.b.manager.produce(topic, partition, records, acks, timeout_ms, self._known(topic))
+
+    async def fetch(self, spec: sv.FetchSpec) -> sv.FetchResult:
+        """Follower or consumer fetch with long polling."""
+        return await self.b.manager.fetch(spec, self._known)
+
+    async def list_offsets(self, replica_id: int, isolation_level: int,
+                           partitions: list[sv.ListOffsetsPartitionSpec]) -> list[sv.ListOffsetsResult]:
+        """ListOffsets per partition (L18)."""
+        return [self.b.manager.list_offsets(q, self._known(q.topic)) for q in partitions]
+
+    async def offset_for_leader_epoch(self, replica_id: int, queries: list[sv.EpochQuery]) -> list[sv.EpochEndOffset]:
+        """OffsetForLeaderEpoch per partition (L8, L11)."""
+        return [self.b.manager.offset_for_leader_epoch(q, self._known(q.topic)) for q in queries]
+
+    async def init_producer_id(self, transactional_id: str | None, transaction_timeout_ms: int,
+                               producer_id: int = -1, producer_epoch: int = -1) -> sv.ProducerIdResult:
+        """Idempotent producers only; an epoch bump (KIP-360) keeps the id."""
+        if transactional_id is not None:
+            return sv.ProducerIdResult(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if self.b.lifecycle.broker_epoch < 0:
+            return sv.ProducerIdResult(Errors.COORDINATOR_NOT_AVAILABLE)
+        if producer_id >= 0 and producer_epoch >= 0:
+            return sv.ProducerIdResult(Errors.NONE, producer_id, producer_epoch + 1)
+        return sv.ProducerIdResult(Errors.NONE, self.b.allocate_producer_id(), 0)
+
+    async def forward_to_controller(self, api_key: int, api_version: int, request: bytes) -> bytes:
+        """Relay an admin request to the controller (as KRaft brokers forward)."""
+        return await self.b.link.forward(api_key, api_version, request)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``--config FILE``; exit 2 on an invalid config, 0 after a clean shutdown."""
+    parser = argparse.ArgumentParser(prog="reference_impl.server.broker")
+    parser.add_argument("--config", required=True)
+    args = parser.parse_args(argv)
+    config = load_or_exit(args.config, "broker")
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format=f"%(asctime)s [{config.name}] %(name)s %(message)s")
+    return asyncio.run(_amain(config))
+
+
+async def _amain(config: NodeConfig) -> int:
+    broker = Broker(config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, broker.stop_event.set)
+    return await broker.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

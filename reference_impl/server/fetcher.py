@@ -1,0 +1,159 @@
+"""Follower fetchers: one asyncio task per leader broker, pulling every partition this broker follows there.
+
+Each round asks the replica core for the next fetch of each partition (``build_fetch``, F1: at most one
+outstanding), sends one Kafka Fetch v12 request with ``replica_id`` = this broker and the kraftcheck
+``ReplicaState`` tag carrying the broker epoch (L15 needs it for AlterPartition), the partition's current
+leader epoch and last fetched epoch (L9), and hands each partition's answer back to the core
+(``handle_fetch_response``: F2 drop stale, F3 truncate on a diverging epoch, F4 append + HWM). A lost or
+failed round is reported to the core as a NETWORK_EXCEPTION per partition so it backs off (F2) and its
+outstanding fetch is cleared. The leader long-polls (``max_wait_ms``), so an idle follower costs one
+request per wait period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from reference_impl.protocol.divergence import EpochEndOffset
+from reference_impl.protocol.errors import Errors, error
+from reference_impl.protocol.replica_messages import FetchPartitionResult, FetchRequest
+from reference_impl.server.replica_manager import Partition, ReplicaManager, decode_log_batches, now_ms
+from reference_impl.server.trace import log
+from reference_impl.server.wire import messages as m
+from reference_impl.server.wire.client import WireClient
+from reference_impl.server.wire.records import CorruptBatch
+
+FETCH_VERSION = 12
+MAX_WAIT_MS = 500
+IDLE_POLL_S = 0.05
+
+
+class LeaderFetcher:
+    """Fetches the partitions this broker follows on one leader."""
+
+    def __init__(self, manager: ReplicaManager, leader_id: int, endpoint: Callable[[int], tuple[str, int] | None],
+                 node: str) -> None:
+        self.manager = manager
+        self.leader_id = leader_id
+        self.endpoint = endpoint
+        self.node = node
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self._client: WireClient | None = None
+        self._client_addr: tuple[str, int] | None = None
+        self._task: asyncio.Task | None = None
+        self._wake = asyncio.Event()
+
+    def add(self, part: Partition) -> None:
+        """T5: start fetching this partition from the leader."""
+        self.partitions[(part.topic, part.partition)] = part
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fetcher-{self.leader_id}")
+
+    def remove(self, part: Partition) -> None:
+        """T1/T3/T6: stop fetching it (a reply still in flight is dropped by the core, F2)."""
+        self.partitions.pop((part.topic, part.partition), None)
+
+    async def close(self) -> None:
+        """Stop the task and the connection."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        if self._client is not None:
+            await self._client.close()
+
+    async def _connection(self) -> WireClient | None:
+        addr = self.endpoint(self.leader_id)
+        if addr is None:
+            return None
+        if self._client is None or self._client_addr != addr:
+            if self._client is not None:
+                await self._client.close()
+            self._client = WireClient(addr[0], addr[1], client_id=f"replica-{self.node}", timeout_s=10.0,
+                                      connect_timeout_s=2.0)
+            self._client_addr = addr
+        return self._client
+
+    async def _run(self) -> None:
+        while self.partitions:
+            now = now_ms()
+            requests: list[tuple[Partition, FetchRequest]] = []
+            for part in list(self.partitions.values()):
+                req = part.replica.build_fetch(now)
+                if req is not None and req.leader_id == self.leader_id:
+                    requests.append((part, req))
+                elif req is not None:
+                    # the core follows another leader now; clear the fetch so the right fetcher can send it
+                    part.replica.handle_fetch_response(req, _failed(req), now)
+            if not requests:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), IDLE_POLL_S)
+                continue
+            await self._round(requests)
+
+    async def _round(self, requests: list[tuple[Partition, FetchRequest]]) -> None:
+        client = await self._connection()
+        answers: dict[tuple[str, int], FetchPartitionResult] = {}
+        if client is not None:
+            try:
+                resp = await client.send(_build_request(self.manager.broker_id, self.manager.broker_epoch,
+                                                        requests), FETCH_VERSION,
+                                         timeout_s=MAX_WAIT_MS / 1000 + 10)
+                answers = _parse_response(resp, requests)
+            except (ConnectionError, TimeoutError, OSError) as exc:
+                log(self.node, f"fetch from broker {self.leader_id} failed: {exc!r}")
+            except CorruptBatch as exc:
+                log(self.node, f"corrupt batch from broker {self.leader_id}: {exc}")
+        now = now_ms()
+        for part, req in requests:
+            answer = answers.get((part.topic, part.partition)) or _failed(req)
+            part.replica.handle_fetch_response(req, answer, now)
+            self.manager.after_fetch_response(part)
+        if not answers:
+            await asyncio.sleep(0.2)  # F2: back off before the next attempt
+
+
+def _failed(req: FetchRequest) -> FetchPartitionResult:
+    return FetchPartitionResult(error(Errors.NETWORK_EXCEPTION, "fetch failed"), req.leader_epoch,
+                                req.fetch_offset)
+
+
+def _build_request(broker_id: int, broker_epoch: int, requests: list[tuple[Partition, FetchRequest]]):
+    by_topic: dict[str, list] = {}
+    for part, req in requests:
+        by_topic.setdefault(part.topic, []).append(m.FetchRequest.FetchTopic.FetchPartition(
+            partition=part.partition, current_leader_epoch=req.leader_epoch, fetch_offset=req.fetch_offset,
+            last_fetched_epoch=req.last_fetched_epoch, log_start_offset=-1, partition_max_bytes=req.max_bytes))
+    return m.FetchRequest(
+        replica_id=broker_id, replica_state=m.FetchRequest.ReplicaState(replica_id=broker_id,
+                                                                         replica_epoch=broker_epoch),
+        max_wait_ms=MAX_WAIT_MS, min_bytes=1, max_bytes=64 * 1024 * 1024, isolation_level=0, session_id=0,
+        session_epoch=-1, topics=[m.FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
+        forgotten_topics_data=[], rack_id="")
+
+
+def _parse_response(resp, requests: list[tuple[Partition, FetchRequest]]) -> dict[tuple[str, int], FetchPartitionResult]:
+    wanted = {(p.topic, p.partition): r for p, r in requests}
+    out: dict[tuple[str, int], FetchPartitionResult] = {}
+    if getattr(resp, "error_code", 0):
+        return out
+    for topic in resp.responses:
+        for p in topic.partitions:
+            key = (topic.topic, p.partition_index)
+            req = wanted.get(key)
+            if req is None:
+                continue
+            div = p.diverging_epoch
+            diverging = None
+            if div is not None and div.epoch is not None and div.epoch >= 0:
+                diverging = EpochEndOffset(div.epoch, div.end_offset)
+            records = bytes(p.records) if p.records else b""
+            batches = tuple(decode_log_batches(records)) if records and diverging is None else ()
+            out[key] = FetchPartitionResult(error(Errors(p.error_code)), req.leader_epoch, req.fetch_offset,
+                                            p.high_watermark, p.log_start_offset, p.last_stable_offset,
+                                            diverging, batches)
+    return out
