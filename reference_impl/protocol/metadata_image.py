@@ -145,6 +145,11 @@ class MetadataImage:
         """Every partition ``broker_id`` is a replica of (for a restarted broker taking its roles, B2)."""
         return [(t, p, s.copy()) for (t, p), s in sorted(self.partitions.items()) if broker_id in s.replicas]
 
+    def ineligible_brokers(self) -> set[int]:
+        """Registered brokers that may not join an ISR: fenced or in controlled shutdown (C14, KIP-841).
+        Unregistered ids are not listed; the controller refuses them too."""
+        return {b for b, reg in self.brokers.items() if reg.fenced or reg.in_controlled_shutdown}
+
     def caught_up_to(self, offset: int) -> bool:
         """True once every record up to ``offset`` is applied (B2: offset = the broker's own epoch)."""
         return self.offset >= offset

@@ -26,6 +26,7 @@ while the committed ISR has at least MinISR members (L4).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -404,13 +405,19 @@ class PartitionReplica:
         return follower.last_fetch_ms is not None and \
             now_ms - follower.last_fetch_ms <= self.config.replica_lag_time_max_ms
 
-    def maybe_change_isr(self, now_ms: int) -> AlterPartitionRequest | None:
-        """Propose an ISR change if one is due (L12-L15); the caller sends the returned request."""
+    def maybe_change_isr(self, now_ms: int, ineligible: Collection[int] = ()) -> AlterPartitionRequest | None:
+        """Propose an ISR change if one is due (L12-L15); the caller sends the returned request.
+
+        ``ineligible``: brokers the local metadata shows fenced, shutting down or unregistered (the server
+        passes ``MetadataImage.ineligible_brokers()``); as in Kafka (KIP-841) they are never proposed, since
+        the controller would refuse them anyway (C14).
+        """
         if self.role != LEADER or self._pending_ap is not None:
             return None  # L12: one AP in flight at most
         shrink = {r for r in self.isr if r != self.broker_id and r in self.followers
                   and self._lagging(self.followers[r], now_ms)}
-        grow = [r for r in self.replicas if r not in self.isr and self._may_join_isr(r, now_ms)]
+        grow = [r for r in self.replicas if r not in self.isr and r not in ineligible
+                and self._may_join_isr(r, now_ms)]
         proposed = [r for r in self.isr if r not in shrink] + grow
         if set(proposed) == set(self.isr):
             return None  # L12: only a real change is proposed
