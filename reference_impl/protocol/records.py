@@ -119,6 +119,19 @@ class ConfigRecord:
 
 
 @dataclass(frozen=True)
+class IncrementalReassignmentRecord:
+    """KIP-435: the final target of an incremental reassignment (``None`` = finished or cancelled).
+
+    The controller moves the partition towards it one step at a time; each step is an ordinary
+    reassignment (C16-C21). Kept in the log so a controller replaying the log resumes the same plan.
+    """
+
+    topic_id: str
+    partition_id: int
+    final_replicas: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
 class NoOpRecord:
     """Written by the controller to advance the log (heartbeat-driven catch-up checks)."""
 
@@ -135,6 +148,7 @@ RECORD_TYPES: dict[str, type] = {
         PartitionChangeRecord,
         ConfigRecord,
         NoOpRecord,
+        IncrementalReassignmentRecord,
     )
 }
 
