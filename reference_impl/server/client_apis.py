@@ -158,7 +158,7 @@ class ClientApiHandlers:
                 topic_id=_uuid(t.topic_id),
                 is_internal=t.is_internal,
                 partitions=partitions,
-                authorized_operations=-2147483648,
+                authorized_operations=None,
             ))
         brokers = [
             cls.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
@@ -171,7 +171,7 @@ class ClientApiHandlers:
             cluster_id=cluster.cluster_id,
             controller_id=cluster.controller_id,
             topics=topics,
-            authorized_operations=-2147483648,
+            authorized_operations=None,
         )
 
     async def handle_describe_cluster(self, request: DecodedRequest) -> ApiMessage:
@@ -191,7 +191,7 @@ class ClientApiHandlers:
             cluster_id=cluster.cluster_id,
             controller_id=cluster.controller_id,
             brokers=brokers,
-            authorized_operations=-2147483648,
+            authorized_operations=None,
         )
 
     # --------------------------------------------------------------------------------------- Produce
@@ -587,9 +587,9 @@ def _err_metadata(_h, body, version, code):
     cls = _response_class(3)
     tcls = cls.MetadataResponseTopic
     topics = [tcls(error_code=code, name=t.name, topic_id=ZERO_UUID, is_internal=False, partitions=[],
-                   authorized_operations=-2147483648) for t in (body.topics or [])]
+                   authorized_operations=None) for t in (body.topics or [])]
     return cls(version=version, throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=-1,
-               topics=topics, authorized_operations=-2147483648)
+               topics=topics, authorized_operations=None)
 
 
 def _err_find_coordinator(_h, body, version, code):
@@ -658,7 +658,7 @@ def _err_list_reassignments(_h, body, version, code):
 def _err_describe_cluster(_h, body, version, code):
     return _response_class(60)(version=version, throttle_time_ms=0, error_code=code, error_message=None,
                                endpoint_type=1, cluster_id="", controller_id=-1, brokers=[],
-                               authorized_operations=-2147483648)
+                               authorized_operations=None)
 
 
 def _err_api_versions(h, body, version, code):

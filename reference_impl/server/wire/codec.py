@@ -167,8 +167,12 @@ def _decode_with(spec: ApiSpec, payload: bytes, api_version: int, correlation_id
 def encode_response(response: ApiMessage, api_version: int, correlation_id: int) -> bytes:
     """Encode ``response`` as a size-prefixed frame with the response header for ``api_version``
     (ApiVersionsResponse's class keeps its header at v0 whatever the body version)."""
+    # Set the version before attaching the header: kafka-python's version setter assumes a request header.
+    # (A decoded message, e.g. a relayed controller answer, has no header slot set at all.)
+    response._header = None
+    response.API_VERSION = api_version
     response.with_header(correlation_id=correlation_id)
-    return bytes(response.encode(version=api_version, header=True, framed=True))
+    return bytes(response.encode(header=True, framed=True))
 
 
 def response_header_length(api_key: int, api_version: int, payload: bytes) -> int:

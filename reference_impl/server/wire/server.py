@@ -167,7 +167,18 @@ class WireServer:
                 return _CLOSE
         if response is None:
             return None
-        return codec.encode_response(response, request.api_version, request.correlation_id)
+        try:
+            return codec.encode_response(response, request.api_version, request.correlation_id)
+        except Exception:
+            # A handler built a response the schema cannot encode: a bug, logged; answer with the error form.
+            log.exception("%s: cannot encode response to api %d v%d", self.name, request.api_key, request.api_version)
+            try:
+                fallback = self.on_error(request, -1) if self.on_error else None
+                if fallback is not None:
+                    return codec.encode_response(fallback, request.api_version, request.correlation_id)
+            except Exception:
+                log.exception("%s: cannot encode the error response either", self.name)
+            return _CLOSE
 
     def _answer_unserved(self, request: DecodedRequest, payload: bytes, peer) -> bytes | object:
         if self.on_unserved is not None:
