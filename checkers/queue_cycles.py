@@ -26,7 +26,9 @@ def _build(a, nodes: list[OpRec]) -> tuple[int, dict[str, list[list[tuple[int, A
     """Return (number of vertices, per edge type adjacency lists) over real + barrier vertices."""
     pos = {r.index: i for i, r in enumerate(nodes)}
     n = len(nodes)
-    times = sorted({r.complete_time for r in nodes if r.complete_time is not None})
+    # Only ok ops have a known end: an info op may take effect after its completion, so it gets no
+    # outgoing realtime edge.
+    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
     total = n + len(times)
     adj = {WW: [[] for _ in range(total)], WR: [[] for _ in range(total)], RT: [[] for _ in range(total)]}
 
@@ -55,7 +57,7 @@ def _build(a, nodes: list[OpRec]) -> tuple[int, dict[str, list[list[tuple[int, A
     for j in range(len(times) - 1):
         adj[RT][n + j].append((n + j + 1, None, None))
     for i, r in enumerate(nodes):
-        if r.complete_time is not None:
+        if r.complete_time is not None and r.type == "ok":
             adj[RT][i].append((n + bisect.bisect_left(times, r.complete_time), None, None))
         if r.invoke_time is not None:
             j = bisect.bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation

@@ -1,0 +1,60 @@
+"""Random valid histories produce no anomaly; mutations of them are caught (checkers/synth.py)."""
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checkers.queue import queue_anomalies
+from checkers.synth import MUTATIONS, mutate, synth_history
+
+params = st.fixed_dictionaries({
+    "n_ops": st.integers(20, 250),
+    "keys": st.integers(1, 5),
+    "concurrency": st.integers(1, 8),
+    "seed": st.integers(0, 2**31),
+    "p_info": st.sampled_from([0.0, 0.05, 0.2]),
+    "p_fail": st.sampled_from([0.0, 0.05, 0.2]),
+    "p_txn": st.sampled_from([0.0, 0.2, 0.6]),
+    "p_gap": st.sampled_from([0.0, 0.3]),
+    "batch": st.integers(1, 6),
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params)
+def test_valid_histories_have_no_anomaly(p):
+    ops = synth_history(**p)
+    found = {k: v for k, v in queue_anomalies(ops).items() if v}
+    assert found == {}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params, st.sampled_from(MUTATIONS), st.integers(0, 1000))
+def test_mutations_are_caught(p, kind, mseed):
+    ops = synth_history(**p)
+    res = mutate(ops, kind, random.Random(mseed))
+    if res is None:
+        return  # nothing to mutate (e.g. fewer than two ok sends on any key)
+    mutated, why = res
+    found = {k for k, v in queue_anomalies(mutated).items() if v}
+    assert found, f"mutation not caught: {why}"
+
+
+def test_without_final_phase_only_unseen_may_appear():
+    for seed in range(20):
+        ops = synth_history(150, seed=seed, final=False)
+        found = {k for k, v in queue_anomalies(ops).items() if v}
+        assert found <= {"unseen"}
+
+
+def test_specific_mutations_give_the_expected_kind():
+    ops = synth_history(300, seed=7, keys=2, p_gap=0.0)
+    swapped, _ = mutate(ops, "swap-offsets", random.Random(1))
+    assert queue_anomalies(swapped)["inconsistent-offsets"]
+    dup, _ = mutate(ops, "duplicate-value", random.Random(1))
+    assert queue_anomalies(dup)["duplicate"]
+
+
+def test_synth_is_deterministic():
+    assert synth_history(100, seed=5) == synth_history(100, seed=5)
