@@ -1,0 +1,345 @@
+"""The ``docker`` host: every node is a container on one internal network with fixed addresses.
+
+- Image: ``harness.image.ensure_image()`` (debootstrap + docker import + host wheels; no registry).
+- Network: ``kraftcheck-<run id>``, internal (no route outside), subnet ``172.29.<n>.0/24`` with the
+  first ``n`` (starting from one derived from the run id) that no Docker network or host route uses;
+  the gateway ``.1`` is the host (where the clients run), nodes get ``.10``, ``.11``, ... in the order
+  they are first named.
+- Containers: ``kraftcheck-<run id>-<node>``, with NET_ADMIN (iptables), SYS_ADMIN and ``/dev/fuse``
+  (lazyfs), the project source bind-mounted read-only at ``/kraftcheck`` (``PYTHONPATH``; code
+  changes need no rebuild) and the node directory bind-mounted at *the same path* as on the host, so
+  ``node_path`` is the identity and config files can name host paths.
+- Processes: the container's PID 1 is a tiny reaper; the node is started with ``docker exec`` through
+  ``sh -c 'echo $$ > pidfile; exec ...'``, its output appended to ``<node_dir>/node.log``. So a kill -9
+  of the node leaves the container (and a FUSE daemon in it) alive, and a restart is just another exec.
+  ``pid`` is the node's pid as the host sees it (found through ``NSpid`` in ``/proc``), so evidence
+  such as ``/proc/<pid>/stat`` works the same on both backends.
+- Every container and the network carry labels ``kraftcheck=1``, ``kraftcheck.run=<run id>`` and
+  ``kraftcheck.owner_pid``; ``kraftcheck clean`` removes them after a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from harness.hosts import state
+from harness.hosts.state import proc_start_time, same_process_alive
+
+PROJECT_MOUNT = "/kraftcheck"
+PIDFILE = "/run/kraftcheck-node.pid"
+_REAPER = (
+    "import os,signal,time\n"
+    "signal.signal(signal.SIGTERM,lambda *a:os._exit(0))\n"
+    "while True:\n"
+    " try:\n  os.wait()\n"
+    " except ChildProcessError:\n  time.sleep(1)\n"
+)
+
+
+def project_root() -> Path:
+    """The project checkout (the directory holding ``harness/``)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def _used_subnets(client) -> list[ipaddress.IPv4Network]:
+    used = []
+    for net in client.networks.list():
+        for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
+            try:
+                used.append(ipaddress.ip_network(cfg.get("Subnet"), strict=False))
+            except (TypeError, ValueError):
+                pass
+    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True, check=False).stdout
+    for line in routes.splitlines():
+        try:
+            used.append(ipaddress.ip_network(line.split()[0], strict=False))
+        except (IndexError, ValueError):
+            pass
+    return used
+
+
+def pick_subnet(run_id: str, used: list[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
+    """First free 172.29.n.0/24, starting at an n derived from the run id."""
+    start = hashlib.sha256(run_id.encode()).digest()[0]
+    for i in range(256):
+        net = ipaddress.ip_network(f"172.29.{(start + i) % 256}.0/24")
+        if not any(net.overlaps(u) for u in used if u.prefixlen > 0):
+            return net
+    raise RuntimeError("no free 172.29.n.0/24 subnet for the kraftcheck network")
+
+
+def host_pid_of(ns_init_pid: int, container_pid: int) -> int | None:
+    """Host pid of the process whose pid is ``container_pid`` inside the pid namespace of
+    ``ns_init_pid`` (the container's PID 1 as the host sees it)."""
+    try:
+        ns = os.readlink(f"/proc/{ns_init_pid}/ns/pid")
+    except OSError:
+        return None
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") != ns:
+                continue
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("NSpid:"):
+                        if int(line.split()[-1]) == container_pid:
+                            return int(entry)
+                        break
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def resolve_python(argv: list[str]) -> list[str]:
+    """Map the host's python (or a bare ``python``/``python3``) to the image's venv python."""
+    from harness.image import VENV_PYTHON
+
+    if argv and (argv[0] in ("python", "python3") or argv[0] == sys.executable):
+        return [VENV_PYTHON, *argv[1:]]
+    return list(argv)
+
+
+class DockerHost:
+    """Nodes as containers (see the module docstring). Implements ``harness.interfaces.Host``."""
+
+    name = "docker"
+
+    def __init__(self, base_dir: str | os.PathLike, run_id: str | None = None, image: str | None = None):
+        from harness.image import docker_client, ensure_image
+
+        self.run_id = run_id or state.new_run_id()
+        self.base_dir = Path(base_dir).resolve()
+        self.client = docker_client()
+        self.image = image or ensure_image()
+        self.labels = {"kraftcheck": "1", "kraftcheck.run": self.run_id, "kraftcheck.owner_pid": str(os.getpid())}
+        self._nodes: list[str] = []
+        self._pids: dict[str, tuple[int, int | None]] = {}  # node -> (host pid, start time)
+        self._lock = threading.RLock()
+        self._torn_down = False
+        state.write_run_record(self.run_id, "docker", base_dir=str(self.base_dir), node_dirs=[])
+        self.subnet = pick_subnet(self.run_id, _used_subnets(self.client))
+        self.network = self.client.networks.create(
+            f"kraftcheck-{self.run_id}",
+            driver="bridge",
+            internal=True,
+            labels=self.labels,
+            ipam=__import__("docker").types.IPAMConfig(
+                pool_configs=[__import__("docker").types.IPAMPool(subnet=str(self.subnet),
+                                                                   gateway=str(self.subnet[1]))]
+            ),
+        )
+
+    # -- addressing and directories ------------------------------------------------------------
+    def _index(self, node: str) -> int:
+        with self._lock:
+            if node not in self._nodes:
+                self._nodes.append(node)
+            return self._nodes.index(node)
+
+    def ip(self, node: str) -> str:
+        """The node's fixed address on the run's network."""
+        return str(self.subnet[10 + self._index(node)])
+
+    def gateway(self) -> str:
+        """The host's address on the run's network (where clients come from)."""
+        return str(self.subnet[1])
+
+    def nodes(self) -> list[str]:
+        """Every node named so far."""
+        with self._lock:
+            return list(self._nodes)
+
+    def node_dir(self, node: str) -> str:
+        """``<base_dir>/node-dirs/<node>`` (bind-mounted at the same path in the container)."""
+        path = self.base_dir / "node-dirs" / node
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            state.update_run_record(self.run_id, append_node_dirs=[str(path)])
+        return str(path)
+
+    def node_path(self, node: str, host_path: str) -> str:
+        """Identity: the node directory is mounted at the same path inside the container."""
+        return str(host_path)
+
+    def container_name(self, node: str) -> str:
+        """Name of the node's container."""
+        return f"kraftcheck-{self.run_id}-{node}"
+
+    # -- containers ----------------------------------------------------------------------------
+    def _container(self, node: str):
+        try:
+            return self.client.containers.get(self.container_name(node))
+        except Exception:
+            return None
+
+    def is_container_up(self, node: str) -> bool:
+        """Whether the node's container exists and runs (the node process may not)."""
+        container = self._container(node)
+        if container is None:
+            return False
+        container.reload()
+        return container.status == "running"
+
+    def ensure_container(self, node: str):
+        """Create and start the node's container (idempotent); return it."""
+        with self._lock:
+            container = self._container(node)
+            if container is not None:
+                container.reload()
+                if container.status != "running":
+                    container.start()
+                return container
+            ip = self.ip(node)
+            node_dir = self.node_dir(node)
+            container = self.client.containers.create(
+                self.image,
+                command=["/opt/venv/bin/python", "-c", _REAPER],
+                name=self.container_name(node),
+                hostname=node,
+                labels={**self.labels, "kraftcheck.node": node},
+                cap_add=["NET_ADMIN", "SYS_ADMIN"],
+                devices=["/dev/fuse:/dev/fuse:rwm"],
+                security_opt=["apparmor:unconfined"],
+                volumes={
+                    str(project_root()): {"bind": PROJECT_MOUNT, "mode": "ro"},
+                    node_dir: {"bind": node_dir, "mode": "rw"},
+                },
+                environment={"PYTHONPATH": PROJECT_MOUNT, "KRAFTCHECK_RUN_ID": self.run_id,
+                             "KRAFTCHECK_NODE": node},
+                working_dir=node_dir,
+                network=self.network.name,
+                detach=True,
+            )
+            # A fixed address needs the endpoint config: reconnect with ipv4_address before start.
+            self.network.disconnect(container)
+            self.network.connect(container, ipv4_address=ip)
+            container.start()
+            return container
+
+    # -- processes ----------------------------------------------------------------------------
+    def start(self, node: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+        """Start ``argv`` in the node's container (creating it on first use); return its host pid."""
+        with self._lock:
+            if self._torn_down:
+                raise RuntimeError(f"host of run {self.run_id} is torn down")
+            if self.is_running(node):
+                raise RuntimeError(f"node {node} is already running")
+            container = self.ensure_container(node)
+            log = str(Path(self.node_dir(node)) / "node.log")
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"--- kraftcheck: start {node} at {time.time():.3f}: {argv}\n")
+            container.exec_run(["rm", "-f", PIDFILE])
+            script = f'echo $$ > {PIDFILE}; exec "$@" >> {log} 2>&1 < /dev/null'
+            container.exec_run(["sh", "-c", script, "sh", *resolve_python(argv)], environment=env or {},
+                               detach=True, workdir=self.node_dir(node))
+            host_pid = self._wait_host_pid(node, container)
+            if host_pid is None:
+                raise RuntimeError(f"node {node} did not start; log tail: {self.logs(node)[-1500:]}")
+            self._pids[node] = (host_pid, proc_start_time(host_pid))
+            return host_pid
+
+    def _wait_host_pid(self, node: str, container, timeout_s: float = 15.0) -> int | None:
+        container.reload()
+        init_pid = container.attrs["State"]["Pid"]
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            code, out = container.exec_run(["cat", PIDFILE])
+            if code == 0 and out.strip().isdigit():
+                host_pid = host_pid_of(init_pid, int(out.strip()))
+                if host_pid is not None:
+                    return host_pid
+            time.sleep(0.1)
+        return None
+
+    def pid(self, node: str) -> int | None:
+        """Host pid of the node's process, or None when it is not running."""
+        entry = self._pids.get(node)
+        if entry is None or not same_process_alive(*entry):
+            return None
+        return entry[0]
+
+    def is_running(self, node: str) -> bool:
+        """Whether the node's process is alive (paused counts)."""
+        return self.pid(node) is not None
+
+    def kill(self, node: str, signal: int) -> None:
+        """Send ``signal`` to the node's process (from the host: root sees container processes)."""
+        pid = self.pid(node)
+        if pid is None:
+            return
+        try:
+            os.kill(pid, signal)
+        except ProcessLookupError:
+            return
+        if signal == _SIGKILL:
+            deadline = time.monotonic() + 10
+            while self.is_running(node) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    def stop(self, node: str, timeout_s: float = 10.0) -> None:
+        """SIGTERM (+SIGCONT for a paused node), SIGKILL after ``timeout_s``."""
+        pid = self.pid(node)
+        if pid is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGCONT):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                return
+        deadline = time.monotonic() + timeout_s
+        while self.is_running(node) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.is_running(node):
+            self.kill(node, _SIGKILL)
+
+    def exec(self, node: str, argv: list[str], timeout_s: float = 30.0) -> tuple[int, str]:
+        """Run ``argv`` inside the node's container (its network namespace); (exit code, output)."""
+        container = self.ensure_container(node)
+        argv = resolve_python(argv)
+        if argv and argv[0] == "env":  # env VAR=... python3 ...: map the python after the assignments
+            rest = argv[1:]
+            i = next((k for k, a in enumerate(rest) if "=" not in a), len(rest))
+            argv = ["env", *rest[:i], *resolve_python(rest[i:])]
+        code, out = container.exec_run(["timeout", str(int(max(1, timeout_s))), *argv])
+        return code, (out or b"").decode(errors="replace")
+
+    def logs(self, node: str) -> str:
+        """Everything the node's processes wrote (the bind-mounted ``node.log``)."""
+        try:
+            return (Path(self.node_dir(node)) / "node.log").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def teardown(self) -> None:
+        """Stop the nodes, remove the containers and the network; idempotent, never raises."""
+        with self._lock:
+            self._torn_down = True
+            for node in list(self._nodes):
+                try:
+                    self.stop(node, timeout_s=5.0)
+                except Exception:
+                    pass
+                container = self._container(node)
+                if container is not None:
+                    try:
+                        container.remove(force=True, v=True)
+                    except Exception as exc:
+                        print(f"[kraftcheck] removing container of {node}: {exc}", file=sys.stderr)
+            try:
+                self.network.remove()
+            except Exception:
+                pass
+        state.remove_run_record(self.run_id)
+
+
+_SIGKILL = signal.SIGKILL
