@@ -68,7 +68,7 @@ def kraftcheck_run(request: Any, kraftcheck_options: dict, kraftcheck_store: Any
     Command-line options override the test's arguments for backend and seed; the time limit from the
     command line wins too (so CI can shorten every run at once).
     """
-    from harness.runner import execute
+    import harness.runner as runner
     from harness.spec import build_spec
 
     outcomes: list[Any] = []
@@ -79,7 +79,7 @@ def kraftcheck_run(request: Any, kraftcheck_options: dict, kraftcheck_store: Any
         options.update(overrides)
         options.update(kraftcheck_options)
         spec = build_spec(options)
-        outcome = execute(spec, kraftcheck_store, progress=False)
+        outcome = runner.execute(spec, kraftcheck_store, progress=False)
         outcomes.append(outcome)
         return outcome
 

@@ -86,14 +86,14 @@ def make_host(spec: dict[str, Any], run_dir: Path) -> Any:
     if backend == "local":
         from harness.hosts.local import LocalHost
 
-        return LocalHost(run_dir, run_id=run_id_for(run_dir))
+        return LocalHost(run_dir)
     if backend == "docker":
         try:
             from harness.hosts import docker as docker_hosts
         except ImportError as exc:
             raise HarnessError(f"the docker backend is not available ({exc}); use --backend local") from exc
         try:
-            return docker_hosts.DockerHost(run_dir, run_id=run_id_for(run_dir))
+            return docker_hosts.DockerHost(run_dir)
         except Exception as exc:
             if docker_engine_missing(exc):
                 raise HarnessError(f"cannot reach a Docker engine ({type(exc).__name__}: {exc}). "
@@ -108,12 +108,6 @@ def docker_engine_missing(exc: BaseException) -> bool:
     return any(s in text for s in ("dockerexception", "connection refused", "no such file or directory",
                                    "error while fetching server api version", "docker.sock",
                                    "cannot connect to the docker daemon", "permission denied"))
-
-
-def run_id_for(run_dir: Path) -> str:
-    """A run id derived from the run directory (unique per run, usable in labels and comments)."""
-    stamp = run_dir.name.replace(".", "").replace("-", "").lower()
-    return f"{stamp}-{os.getpid() % 100000}"
 
 
 # -- teardown on every path ------------------------------------------------------------------------
@@ -284,6 +278,7 @@ class Runner:
         host = make_host(spec, self.run_dir)
         run.host = host
         teardown.add("host", lambda: self._teardown_host(host))
+        run.log(f"host {host.name}, run id {getattr(host, 'run_id', None)}")
 
         package = None
         if spec["nemesis"]:

@@ -7,7 +7,7 @@ schedule; the rest configures the cluster (variant, MinISR, unclean election, fl
 workload. Facts about the environment that cannot be replayed but explain a result (git commit, image
 hash, Python version) are recorded too.
 
-Keys the checkers read for guarantee profiles: ``acks``, ``min_isr``, ``replication_factor``,
+Keys the checkers read for guarantee profiles: ``acks``, ``idempotence``, ``min_isr``, ``replication_factor``,
 ``variant``, ``unclean_leader_election``, ``flush_messages``, ``flush_ms``, ``nemesis``.
 """
 
@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "min_isr": 2,
     "variant": "kip966",
     "acks": "all",
+    "idempotence": True,
     "unclean_leader_election": False,
     "flush_messages": None,
     "flush_ms": None,
@@ -143,6 +144,8 @@ def normalize(options: dict[str, Any]) -> dict[str, Any]:
     if str(spec["acks"]) not in ("all", "-1", "1", "0"):
         raise SpecError(f"acks: must be all, 1 or 0, got {spec['acks']!r}")
     spec["acks"] = "all" if str(spec["acks"]) in ("all", "-1") else int(spec["acks"])
+    # Kafka's idempotent producer requires acks=all (L6: the leader dedupes retried batches).
+    spec["idempotence"] = bool(spec["idempotence"]) and spec["acks"] == "all"
     if spec["workload"] != "queue":
         raise SpecError(f"workload: only 'queue' exists, got {spec['workload']!r}")
     if not isinstance(spec["test_name"], str) or not spec["test_name"] or "/" in spec["test_name"]:

@@ -114,8 +114,8 @@ class QueueClient:
             self._producer = KafkaProducer(
                 bootstrap_servers=self.bootstrap,
                 acks=acks,
-                # idempotence requires acks=all; kafka-python enables it by default for acks=all.
-                enable_idempotence=acks == "all",
+                # Idempotence (the default) requires acks=all; spec["idempotence"] says which one ran.
+                enable_idempotence=bool(self.spec.get("idempotence", True)) and acks == "all",
                 linger_ms=0,
                 request_timeout_ms=max(1000, budget_ms // 3),
                 delivery_timeout_ms=max(2000, int(budget_ms * 0.8)),

@@ -4,8 +4,17 @@ import json
 
 import pytest
 
-from harness.spec import (DEFAULTS, SpecError, build_spec, load_spec, normalize, parse_nemesis, replay_argv,
-                          replay_command, replay_options)
+from harness.spec import (
+    DEFAULTS,
+    SpecError,
+    build_spec,
+    load_spec,
+    normalize,
+    parse_nemesis,
+    replay_argv,
+    replay_command,
+    replay_options,
+)
 
 
 def test_defaults_fill_every_key():

@@ -1,0 +1,77 @@
+"""The harness's CLI commands without a cluster: argument errors, analyze of a partial store, report."""
+
+import json
+
+import pytest
+
+from harness.cli import main
+from harness.history import HistoryWriter
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "--concurrency", "0"], "concurrency"),
+    (["run", "--brokers", "2"], "replication_factor"),
+    (["run", "--time-limit", "-3"], "time_limit_s"),
+    (["run", "--nemesis", "meteor"], "meteor"),
+])
+def test_run_rejects_bad_arguments_with_a_clear_message(argv, needle, capsys, tmp_path):
+    assert main(argv + ["--store", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and needle in err
+    assert not list(tmp_path.iterdir())  # nothing started, nothing stored
+
+
+def test_run_argparse_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--variant", "v9"])
+    assert exc.value.code == 2 and "--variant" in capsys.readouterr().err
+
+
+def test_replay_of_a_missing_spec_is_an_argument_error(capsys, tmp_path):
+    assert main(["run", "--replay", str(tmp_path / "nope.json")]) == 2
+    assert "no spec" in capsys.readouterr().err
+
+
+def partial_store(tmp_path):
+    """What a harness killed with SIGKILL leaves: spec, a streamed history with a torn last line."""
+    run = tmp_path / "queue" / "20261122T000000.000Z"
+    run.mkdir(parents=True)
+    (run / "spec.json").write_text(json.dumps({"test_name": "queue", "seed": 1, "nemesis": []}))
+    with HistoryWriter(run / "history.jsonl") as writer:
+        writer.append({"type": "invoke", "process": 0, "f": "send", "value": [0, 1]})
+        writer.append({"type": "ok", "process": 0, "f": "send", "value": [0, [0, 1]]})
+        writer.append({"type": "invoke", "process": 1, "f": "send", "value": [0, 2]})
+    with open(run / "history.jsonl", "a") as fh:
+        fh.write('{"index": 3, "time": 99, "type": "o')
+    return run
+
+
+def test_analyze_partial_store_is_unknown_with_report(tmp_path, capsys):
+    run = partial_store(tmp_path)
+    code = main(["analyze", str(run), "--json"])
+    out, err = capsys.readouterr()
+    results = json.loads(out)
+    assert code == 2 and results["valid"] == "unknown"
+    assert "malformed line" in err and "history.jsonl:4" in err
+    assert any("final read" in n for n in results["harness_notes"])
+    assert (run / "results.json").is_file() and (run / "report.html").is_file()
+
+
+def test_analyze_and_report_accept_a_store_root_via_latest(tmp_path, capsys):
+    run = partial_store(tmp_path)
+    (tmp_path / "latest").symlink_to(run.relative_to(tmp_path))
+    assert main(["analyze", str(tmp_path), "--no-report"]) == 2
+    assert main(["report", str(tmp_path)]) == 0
+    assert str(run / "report.html") in capsys.readouterr().out
+
+
+def test_analyze_of_a_non_run_is_a_clear_error(tmp_path, capsys):
+    assert main(["analyze", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_cluster_status_and_down_without_a_cluster(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KRAFTCHECK_STATE", str(tmp_path / "state"))
+    assert main(["cluster", "status"]) == 1
+    assert main(["cluster", "down"]) == 0
+    assert "no cluster is running" in capsys.readouterr().out
