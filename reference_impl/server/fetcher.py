@@ -20,7 +20,7 @@ from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import Errors, error
 from reference_impl.protocol.replica_messages import FetchPartitionResult, FetchRequest
 from reference_impl.server.replica_manager import Partition, ReplicaManager, decode_log_batches, now_ms
-from reference_impl.server.trace import log
+from reference_impl.server.trace import log, log_throttled
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.client import WireClient
 from reference_impl.server.wire.records import CorruptBatch
@@ -105,7 +105,7 @@ class LeaderFetcher:
                                          timeout_s=MAX_WAIT_MS / 1000 + 10)
                 answers = _parse_response(resp, requests)
             except (ConnectionError, TimeoutError, OSError) as exc:
-                log(self.node, f"fetch from broker {self.leader_id} failed: {exc!r}")
+                log_throttled(self.node, f"fetch-{self.leader_id}", f"fetch from broker {self.leader_id} failed: {exc!r}")
             except CorruptBatch as exc:
                 log(self.node, f"corrupt batch from broker {self.leader_id}: {exc}")
         now = now_ms()

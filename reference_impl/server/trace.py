@@ -72,6 +72,17 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+_last_logged: dict[str, float] = {}
+
+
+def log_throttled(node: str, key: str, message: str, every_s: float = 5.0) -> None:
+    """``log`` at most once per ``every_s`` seconds per ``key`` (for retry loops that fail repeatedly)."""
+    now = time.monotonic()
+    if now - _last_logged.get(key, -1e9) >= every_s:
+        _last_logged[key] = now
+        log(node, message)
+
+
 def log(node: str, message: str, stream: TextIO | None = None) -> None:
     """One log line on stderr: wall-clock time (may be faked, for humans), node, message."""
     out = stream or sys.stderr

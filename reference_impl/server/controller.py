@@ -1,0 +1,284 @@
+"""The controller process: ``python -m reference_impl.server.controller --config FILE``.
+
+A thin asyncio shell around the controller core (``reference_impl.protocol.controller``). The core computes
+every change as records plus a response without touching its state; this process makes the change durable
+and only then lets it take effect (C1):
+
+    async with the change lock:             # C1: one change at a time
+        result = core.handler(...)          # compute (records, response), no mutation
+        offsets = metadata_log.append(...)  # JSONL, fsynced before anything else happens
+        core.replay(record, offset) ...     # the only mutator; offsets become broker epochs (C4)
+        wake brokers long-polling the log, write trace events
+    answer the request
+
+At start the whole metadata log is replayed through the same ``replay``. Brokers reach the controller with
+Kafka framing: BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and kraftcheck's
+MetadataLogFetch (10000, a long-polling pull of whole batches). Admin APIs (CreateTopics,
+AlterPartitionReassignments 0-1, ListPartitionReassignments, ElectLeaders, DescribeConfigs) are served by
+the wire layer's handlers with ``AdminServices`` implemented here; brokers forward clients' admin requests.
+Timers: session timeouts (C6), KIP-435 incremental steps and pending elections are polled every 100 ms.
+
+Deliberate bugs acting here: ``metadata-no-fsync`` (C1) and ``unclean-without-opt-in`` (C12).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from reference_impl.protocol import records as rec
+from reference_impl.protocol.errors import Errors
+from reference_impl.server import controller_core as core_adapter
+from reference_impl.server.bugs import is_active
+from reference_impl.server.config import NodeConfig, load_or_exit
+from reference_impl.server.metadata_log import MetadataLog
+from reference_impl.server.trace import Tracer, log
+from reference_impl.server.wire import messages as m
+from reference_impl.server.wire.codec import DecodedRequest
+
+TIMER_INTERVAL_S = 0.1
+
+
+def now_ms() -> int:
+    """Protocol time: monotonic ms (the wall clock may be skewed by the clock nemesis)."""
+    return time.monotonic_ns() // 1_000_000
+
+
+class Controller:
+    """The controller process (see the module docstring)."""
+
+    def __init__(self, config: NodeConfig) -> None:
+        self.config = config
+        self.node = config.name
+        self.tracer = Tracer(config.trace_file, config.name)
+        fsync = not is_active(config.inject_bug, "metadata-no-fsync")
+        self.mlog = MetadataLog(config.log_dirs, fsync=fsync)
+        for note in self.mlog.recovery_notes:
+            log(self.node, f"recovery: {note}")
+            self.tracer.emit("recovered", note=note)
+        unclean = config.unclean_leader_election_enable or is_active(config.inject_bug, "unclean-without-opt-in")
+        self.core = core_adapter.CoreAdapter(config, unclean_election=unclean)
+        for record, offset in self.mlog.replay_items():
+            self.core.replay(record, offset)
+        self.core.drain_events()  # replayed history was traced when it happened
+        log(self.node, f"replayed {self.mlog.end_offset} metadata records")
+        self._lock = asyncio.Lock()
+        self._appended: asyncio.Future | None = None
+        self.stop_event = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+        from reference_impl.server.client_apis import build_server
+
+        self.server = build_server(config.listeners.host, config.listeners.port, admin=AdminServicesImpl(self),
+                                   extra_handlers={62: self.handle_registration, 63: self.handle_heartbeat,
+                                                   56: self.handle_alter_partition,
+                                                   10000: self.handle_metadata_fetch},
+                                   name=f"controller-{config.node_id}")
+
+    # ------------------------------------------------------------------ the one way state changes (C1)
+    async def change(self, compute: Callable[[], tuple[list[Any], Any]]) -> Any:
+        """Compute (records, response) under the lock, persist (fsync) and replay the records, return the
+        response."""
+        return (await self.change_counted(compute))[0]
+
+    async def change_counted(self, compute: Callable[[], tuple[list[Any], Any]]) -> tuple[Any, int]:
+        """``change`` that also says how many records were committed."""
+        async with self._lock:
+            records, response = compute()
+            self.commit(records)
+            return response, len(records)
+
+    def commit(self, records: list[Any]) -> None:
+        """C1: durable first, then replay; wakes metadata pulls. Call only under the change lock."""
+        if not records:
+            return
+        offsets = self.mlog.append(records)
+        for record, offset in zip(records, offsets, strict=True):
+            self.core.replay(record, offset)
+            self._trace_record(record, offset)
+        self.tracer.drain(self.core.drain_events())
+        if self._appended is not None and not self._appended.done():
+            self._appended.set_result(None)
+        self._appended = None
+
+    def _trace_record(self, record: Any, offset: int) -> None:
+        kind = type(record).__name__
+        if isinstance(record, rec.RegisterBrokerRecord):
+            self.tracer.emit("registered", broker=record.broker_id, broker_epoch=record.broker_epoch,
+                             previous_broker_epoch=record.previous_broker_epoch, offset=offset, source="controller")
+        elif isinstance(record, rec.FenceBrokerRecord):
+            self.tracer.emit("fenced", broker=record.broker_id, broker_epoch=record.broker_epoch, offset=offset,
+                             source="controller")
+        elif isinstance(record, rec.UnfenceBrokerRecord):
+            self.tracer.emit("unfenced", broker=record.broker_id, broker_epoch=record.broker_epoch,
+                             offset=offset, source="controller")
+        elif isinstance(record, (rec.PartitionRecord, rec.PartitionChangeRecord)):
+            state = self.core.partition_state(record.topic_id, record.partition_id)
+            topic = self.core.topic_name(record.topic_id)
+            self.tracer.emit("metadata_applied", topic=topic, topic_id=record.topic_id,
+                             partition=record.partition_id, offset=offset, record=kind, source="controller",
+                             **(state.as_dict() if state is not None else {}))
+        elif isinstance(record, rec.BrokerRegistrationChangeRecord):
+            self.tracer.emit("broker_registration_change", broker=record.broker_id, offset=offset,
+                             fenced=record.fenced, in_controlled_shutdown=record.in_controlled_shutdown,
+                             source="controller")
+
+    def _append_future(self) -> asyncio.Future:
+        if self._appended is None:
+            self._appended = asyncio.get_running_loop().create_future()
+        return self._appended
+
+    # ------------------------------------------------------------------ inter-node handlers
+    async def handle_registration(self, request: DecodedRequest):
+        """BrokerRegistration (C3, C4, K4)."""
+        body = request.body
+        listener = body.listeners[0] if body.listeners else None
+        prev = getattr(body, "previous_broker_epoch", -1)
+        err, epoch = await self.change(lambda: self.core.register_broker(
+            body.broker_id, str(body.incarnation_id), listener.host if listener else "",
+            listener.port if listener else 0, prev if prev is not None else -1, now_ms()))
+        log(self.node, f"registration of broker {body.broker_id}: {err.name} epoch {epoch}")
+        return m.BrokerRegistrationResponse(throttle_time_ms=0, error_code=int(err), broker_epoch=epoch)
+
+    async def handle_heartbeat(self, request: DecodedRequest):
+        """BrokerHeartbeat (C5, C6 session, C8/C9)."""
+        b = request.body
+        reply = await self.change(lambda: self.core.heartbeat(
+            b.broker_id, b.broker_epoch, b.want_fence, b.want_shut_down, b.current_metadata_offset, now_ms()))
+        return m.BrokerHeartbeatResponse(throttle_time_ms=0, error_code=int(reply.error),
+                                         is_caught_up=reply.is_caught_up, is_fenced=reply.is_fenced,
+                                         should_shut_down=reply.should_shutdown)
+
+    async def handle_alter_partition(self, request: DecodedRequest):
+        """AlterPartition (C13-C15, C19, K2)."""
+        b = request.body
+        topics_out = []
+        for topic in b.topics:
+            parts_out = []
+            topic_id = str(topic.topic_id) if topic.topic_id is not None else self.core.topic_id(topic.topic_name)
+            for p in topic.partitions:
+                members = [(x.broker_id, x.broker_epoch) for x in p.new_isr_with_epochs] or \
+                          [(x, -1) for x in (p.new_isr or [])]
+                r = await self.change(lambda p=p, members=members, topic_id=topic_id: self.core.alter_partition(
+                    b.broker_id, b.broker_epoch, topic_id, p.partition_index, p.leader_epoch, p.partition_epoch,
+                    members, "RECOVERED" if p.leader_recovery_state == 0 else "RECOVERING"))
+                cls = m.AlterPartitionResponse.TopicData.PartitionData
+                parts_out.append(cls(partition_index=p.partition_index, error_code=int(r.error),
+                                     leader_id=r.leader_id, leader_epoch=r.leader_epoch, isr=list(r.isr),
+                                     leader_recovery_state=0, partition_epoch=r.partition_epoch))
+            topics_out.append(m.AlterPartitionResponse.TopicData(topic_name=topic.topic_name,
+                                                                 topic_id=topic.topic_id, partitions=parts_out))
+        return m.AlterPartitionResponse(throttle_time_ms=0, error_code=0, topics=topics_out)
+
+    async def handle_metadata_fetch(self, request: DecodedRequest):
+        """MetadataLogFetch: whole batches from ``fetch_offset``; long-polls ``max_wait_ms`` when caught up."""
+        b = request.body
+        deadline = time.monotonic() + max(0, b.max_wait_ms) / 1000
+        while b.fetch_offset >= self.mlog.end_offset and time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._append_future()), deadline - time.monotonic())
+        try:
+            batches = self.mlog.read_from(b.fetch_offset, max(1, b.max_records))
+        except ValueError as exc:
+            log(self.node, f"metadata fetch from broker {b.broker_id}: {exc}")
+            return m.MetadataLogFetchResponse(throttle_time_ms=0, error_code=int(Errors.OFFSET_OUT_OF_RANGE),
+                                              high_watermark=self.mlog.end_offset, records=[])
+        recs = [m.MetadataLogFetchResponse.MetadataLogRecord(offset=base, json=json.dumps(items))
+                for base, items in batches]
+        return m.MetadataLogFetchResponse(throttle_time_ms=0, error_code=0, high_watermark=self.mlog.end_offset,
+                                          records=recs)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def run(self) -> int:
+        """Serve until SIGTERM."""
+        await self.server.start()
+        log(self.node, f"controller listening on {self.config.listeners}")
+        self._tasks = [asyncio.create_task(self._timer_loop(), name="timers")]
+        await self.stop_event.wait()
+        for t in self._tasks:
+            t.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        await self.server.close()
+        self.mlog.close()
+        self.tracer.emit("shutdown", clean=True)
+        self.tracer.close()
+        log(self.node, "controller stopped")
+        return 0
+
+    async def _timer_loop(self) -> None:
+        """Session timeouts (C6), reassignment steps (KIP-435), pending elections: polled."""
+        while True:
+            await asyncio.sleep(TIMER_INTERVAL_S)
+            try:
+                # C6: one fenced broker per change, repeated until nobody is expired (C1).
+                for _ in range(100):
+                    fenced, n = await self.change_counted(lambda: self.core.session_timeouts(now_ms()))
+                    if not n:
+                        break
+                    log(self.node, f"broker {fenced}: session timed out, fenced")
+                await self.change(self.core.advance_reassignments)
+                await self.change(self.core.unclean_elections)
+            except Exception as exc:  # a broken invariant in periodic work is logged, not fatal to serving
+                log(self.node, f"periodic work failed: {exc!r}")
+
+
+class AdminServicesImpl:
+    """``services.AdminServices`` for the controller process: each call is one committed change (C1)."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.c = controller
+
+    async def create_topics(self, topics, timeout_ms, validate_only):
+        """CreateTopics with default partitions / RF from the config."""
+        out = []
+        for t in topics:
+            out.append(await self.c.change(lambda t=t: self.c.core.create_topic(t, validate_only)))
+        return out
+
+    async def describe_configs(self, resources):
+        """DescribeConfigs from the controller's configuration and config records."""
+        return [self.c.core.describe_config(rt, name, keys) for rt, name, keys in resources]
+
+    async def elect_leaders(self, election_type, partitions, timeout_ms):
+        """Preferred (0) or unclean (1) elections (C10, C12)."""
+        return await self.c.change(lambda: self.c.core.elect_leaders(election_type, partitions))
+
+    async def alter_partition_reassignments(self, reassignments, allow_replication_factor_change, timeout_ms):
+        """Start or cancel reassignments (C16-C21, KIP-860, KIP-435 planning)."""
+        return await self.c.change(lambda: self.c.core.alter_partition_reassignments(
+            reassignments, allow_replication_factor_change))
+
+    async def list_partition_reassignments(self, partitions):
+        """Ongoing reassignments (adding/removing non-empty)."""
+        return self.c.core.list_partition_reassignments(partitions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``--config FILE``; exit 2 on an invalid config."""
+    parser = argparse.ArgumentParser(prog="reference_impl.server.controller")
+    parser.add_argument("--config", required=True)
+    args = parser.parse_args(argv)
+    config = load_or_exit(args.config, "controller")
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format=f"%(asctime)s [{config.name}] %(name)s %(message)s")
+    return asyncio.run(_amain(config))
+
+
+async def _amain(config: NodeConfig) -> int:
+    controller = Controller(config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, controller.stop_event.set)
+    return await controller.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Translation between the controller process (wire messages, ``services`` dataclasses) and the sans-IO
+controller core (``reference_impl.protocol.controller.Controller``).
+
+No decision is made here: each method calls exactly one core handler and converts its ``ControllerResult``
+into ``(records, response)`` in the shapes the process answers with. Defaults that Kafka takes from broker
+configuration (partition count, replication factor of CreateTopics with -1) come from the node config.
+Topic ids are UUID strings (from an OS-seeded rng), because AlterPartition v3 carries them as UUIDs.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from reference_impl.protocol.controller import Controller, ControllerConfig
+from reference_impl.protocol.errors import Errors
+from reference_impl.protocol.records import PartitionState
+from reference_impl.server import services as sv
+from reference_impl.server.config import NodeConfig
+
+Change = tuple[list[Any], Any]
+
+ELECTION_TYPES = {0: "PREFERRED", 1: "UNCLEAN"}
+
+
+@dataclass(frozen=True)
+class HeartbeatReply:
+    """What the heartbeat handler answers (C5, C8, C9)."""
+
+    error: Errors
+    is_caught_up: bool
+    is_fenced: bool
+    should_shutdown: bool
+
+
+@dataclass(frozen=True)
+class AlterPartitionReply:
+    """One partition of an AlterPartition answer."""
+
+    error: Errors
+    leader_id: int = -1
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    isr: tuple[int, ...] = ()
+
+
+class CoreAdapter:
+    """The controller core configured from the node config, with wire-shaped inputs and outputs."""
+
+    def __init__(self, config: NodeConfig, unclean_election: bool) -> None:
+        self.node_config = config
+        self.core = Controller(ControllerConfig(
+            min_isr=config.min_insync_replicas, elr_enabled=config.elr_enabled,
+            unclean_election=unclean_election, session_timeout_ms=config.broker_session_timeout_ms,
+            incremental_reassignment=config.reassignment_mode == "incremental",
+            parallel_replica_count=config.reassignment_parallel_replica_count,
+            parallel_partition_count=config.reassignment_parallel_partition_count,
+            parallel_leader_movements=config.reassignment_parallel_leader_movements))
+        self.rng = random.Random(os.urandom(16))
+
+    # ------------------------------------------------------------------ replay and queries
+    def replay(self, record: Any, offset: int) -> None:
+        """The only mutator (committed records, live or at start)."""
+        self.core.replay(record, offset)
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """The core reports through its records; the process traces those (nothing else to drain)."""
+        return []
+
+    def topic_name(self, topic_id: str) -> str | None:
+        """Name of a topic id."""
+        return self.core.topic_names.get(topic_id)
+
+    def topic_id(self, name: str | None) -> str | None:
+        """Id of a topic name."""
+        info = self.core.topics.get(name or "")
+        return info.topic_id if info is not None else None
+
+    def partition_state(self, topic_id: str, partition: int) -> PartitionState | None:
+        """The controller's state of one partition."""
+        return self.core.partition(topic_id, partition)
+
+    # ------------------------------------------------------------------ brokers
+    def register_broker(self, broker_id: int, incarnation_id: str, host: str, port: int,
+                        previous_broker_epoch: int, now_ms: int) -> Change:
+        """C3/C4/K4."""
+        r = self.core.register_broker(broker_id, incarnation_id, host=host, port=port,
+                                      previous_broker_epoch=previous_broker_epoch)
+        return r.records, (r.response.error.code, r.response.broker_epoch)
+
+    def heartbeat(self, broker_id: int, broker_epoch: int, want_fence: bool, want_shutdown: bool,
+                  metadata_offset: int, now_ms: int) -> Change:
+        """C5/C6/C8/C9."""
+        r = self.core.heartbeat(broker_id, broker_epoch, want_fence=want_fence, want_shutdown=want_shutdown,
+                                metadata_offset=metadata_offset, now_ms=now_ms)
+        resp = r.response
+        reg = self.core.brokers.get(broker_id)
+        caught_up = reg is not None and metadata_offset >= reg.epoch
+        return r.records, HeartbeatReply(resp.error.code, caught_up, resp.is_fenced, resp.should_shutdown)
+
+    def alter_partition(self, broker_id: int, broker_epoch: int, topic_id: str | None, partition: int,
+                        leader_epoch: int, partition_epoch: int, members: list[tuple[int, int]],
+                        leader_recovery_state: str) -> Change:
+        """C13-C15, C19."""
+        if topic_id is None:
+            return [], AlterPartitionReply(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        r = self.core.alter_partition(broker_id, broker_epoch, topic_id, partition, leader_epoch=leader_epoch,
+                                      partition_epoch=partition_epoch, new_isr=members,
+                                      leader_recovery_state=leader_recovery_state)
+        a = r.response
+        return r.records, AlterPartitionReply(a.error.code, a.leader, a.leader_epoch, a.partition_epoch,
+                                              tuple(a.isr))
+
+    # ------------------------------------------------------------------ periodic work (one change each)
+    def session_timeouts(self, now_ms: int) -> Change:
+        """C6: fence one expired broker (call again until it returns no records)."""
+        r = self.core.check_session_timeouts(now_ms)
+        return r.records, r.response
+
+    def advance_reassignments(self) -> Change:
+        """KIP-435: start the next incremental steps (no-op in all-at-once mode)."""
+        r = self.core.advance_incremental_reassignments()
+        return r.records, r.response
+
+    def unclean_elections(self) -> Change:
+        """C12: leaderless partitions of topics that allow unclean election."""
+        r = self.core.maybe_unclean_elect()
+        return r.records, r.response
+
+    # ------------------------------------------------------------------ admin APIs
+    def create_topic(self, t: sv.NewTopic, validate_only: bool) -> Change:
+        """CreateTopics entry: defaults from the node config; topic configs become ConfigRecords."""
+        partitions = t.num_partitions if t.num_partitions > 0 else self.node_config.num_partitions
+        rf = t.replication_factor if t.replication_factor > 0 else self.node_config.default_replication_factor
+        topic_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        r = self.core.create_topic(t.name, partitions=partitions, replication_factor=rf,
+                                   assignment={k: list(v) for k, v in t.assignments.items()} or None,
+                                   topic_id=topic_id, rng=self.rng)
+        err = r.response.error
+        if not err.ok:
+            return [], sv.CreateTopicResult(t.name, err.code, err.message)
+        records = list(r.records)
+        for key, value in t.configs.items():
+            c = self.core.set_config("topic", t.name, key, value)
+            if c.records:
+                records += c.records
+            elif not c.response.ok:
+                return [], sv.CreateTopicResult(t.name, c.response.code, c.response.message)
+        n = len(t.assignments) or partitions
+        first = next(iter(t.assignments.values()), None)
+        result = sv.CreateTopicResult(t.name, Errors.NONE, None, r.response.topic_id, n,
+                                      len(first) if first is not None else rf)
+        return ([] if validate_only else records), result
+
+    def describe_config(self, resource_type: int, name: str, keys: list[str] | None) -> sv.ConfigResourceResult:
+        """DescribeConfigs for a topic (its effective protocol settings) or a broker (the controller's)."""
+        cfg = self.node_config
+        if resource_type == sv.RESOURCE_TOPIC:
+            if name not in self.core.topics:
+                return sv.ConfigResourceResult(resource_type, name, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            values = {"min.insync.replicas": (str(self.core.min_isr(name)), 1),
+                      "unclean.leader.election.enable": (str(self.core.unclean_enabled(name)).lower(), 1)}
+        elif resource_type == sv.RESOURCE_BROKER:
+            values = {k: (str(v).lower() if isinstance(v, bool) else str(v), 4) for k, v in {
+                "min.insync.replicas": cfg.min_insync_replicas,
+                "unclean.leader.election.enable": cfg.unclean_leader_election_enable,
+                "protocol.variant": cfg.protocol_variant,
+                "reassignment.mode": cfg.reassignment_mode,
+                "reassignment.parallel.replica.count": cfg.reassignment_parallel_replica_count,
+                "reassignment.parallel.partition.count": cfg.reassignment_parallel_partition_count,
+                "reassignment.parallel.leader.movements": cfg.reassignment_parallel_leader_movements,
+                "broker.session.timeout.ms": cfg.broker_session_timeout_ms,
+                "default.replication.factor": cfg.default_replication_factor,
+                "num.partitions": cfg.num_partitions}.items()}
+        else:
+            return sv.ConfigResourceResult(resource_type, name, Errors.INVALID_REQUEST, "unsupported resource")
+        wanted = keys if keys else sorted(values)
+        entries = tuple(sv.ConfigEntry(k, values[k][0], source=values[k][1]) for k in wanted if k in values)
+        return sv.ConfigResourceResult(resource_type, name, Errors.NONE, None, entries)
+
+    def elect_leaders(self, election_type: int, partitions: list[sv.TopicPartition] | None) -> Change:
+        """ElectLeaders (C10, C12)."""
+        kind = ELECTION_TYPES.get(election_type)
+        wanted = None if partitions is None else [(p.topic, p.partition) for p in partitions]
+        if kind is None:
+            return [], [sv.ElectionResult(t, p, Errors.INVALID_REQUEST) for t, p in wanted or []]
+        r = self.core.elect_leaders(kind, wanted)
+        return r.records, [sv.ElectionResult(t, p, e.code, e.message) for (t, p), e in r.response.items()]
+
+    def alter_partition_reassignments(self, reassignments: list[sv.Reassignment], allow_rf_change: bool) -> Change:
+        """AlterPartitionReassignments (C16-C21, KIP-860; KIP-435 in incremental mode)."""
+        targets = {(x.topic, x.partition): (list(x.replicas) if x.replicas is not None else None)
+                   for x in reassignments}
+        r = self.core.alter_partition_reassignments(targets, allow_rf_change=allow_rf_change)
+        out = []
+        for x in reassignments:
+            e = r.response.get((x.topic, x.partition))
+            out.append(sv.ReassignmentResult(x.topic, x.partition, e.code if e else Errors.UNKNOWN_SERVER_ERROR,
+                                             e.message if e else None))
+        return r.records, out
+
+    def list_partition_reassignments(self, partitions: list[sv.TopicPartition] | None) -> list[sv.OngoingReassignment]:
+        """ListPartitionReassignments."""
+        wanted = None if partitions is None else [(p.topic, p.partition) for p in partitions]
+        ongoing = self.core.list_partition_reassignments(wanted)
+        return [sv.OngoingReassignment(t, p, o.replicas, o.adding, o.removing)
+                for (t, p), o in sorted(ongoing.items())]
