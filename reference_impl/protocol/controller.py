@@ -112,6 +112,8 @@ class ControllerResult:
 
     records: list[Any]
     response: Any = None
+    # The partition-change builder's named intermediate states (seed 001's steps), for tests and traces.
+    trace: list[tuple[str, PartitionState]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -546,7 +548,7 @@ class Controller:
             err = error(Errors.NEW_LEADER_ELECTED, f"leadership moved to {after.leader}")
         return ControllerResult([] if record is None else [record], AlterPartitionResponse(
             err, after.leader, after.leader_epoch, after.partition_epoch, tuple(after.isr),
-            after.leader_recovery_state))
+            after.leader_recovery_state), builder.trace)
 
     def _validate_alter_partition(self, broker_id: int, p: PartitionState, leader_epoch: int,
                                   partition_epoch: int, isr: list[int], states: list[tuple[int, int]],
