@@ -145,3 +145,82 @@ def test_100k_records_kafka_python_and_confluent_agree(cluster):
         consumer.close()
     check_acked_readable(acked, read_ck)
     assert read_ck == read_kp, "the two clients saw different offset->value mappings"
+
+
+def partition_leader(c: LocalCluster, topic: str, partition: int = 0) -> tuple[int, list[int]]:
+    """(leader, isr) from the controller's latest metadata_applied event for the partition."""
+    events = [e for e in c.trace(c.controller) if e["kind"] == "metadata_applied" and e.get("topic") == topic
+              and e.get("partition") == partition]
+    return events[-1]["leader"], events[-1]["isr"]
+
+
+@pytest.mark.jepsen
+def test_kill_leader_during_produce_then_rejoin(cluster):
+    """kill -9 of the partition leader under acks=all load: the producer fails over, nothing acknowledged
+    is lost, the killed broker restarts, catches up and re-enters the ISR (seen in the controller trace)."""
+    import threading
+
+    create_topic(cluster, "failover")
+    acked: dict[bytes, int] = {}
+    failed: list = []
+    stop = threading.Event()
+
+    def load() -> None:
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all", linger_ms=2, retries=50,
+                                 request_timeout_ms=10000, retry_backoff_ms=200)
+        i = 0
+        pending = []
+        try:
+            while not stop.is_set() and i < 200_000:
+                value = f"f-{i}".encode()
+                pending.append((value, producer.send("failover", value=value, partition=0)))
+                i += 1
+                if len(pending) >= 200:
+                    for v, fut in pending:
+                        try:
+                            acked[v] = fut.get(timeout=60).offset
+                        except Exception as exc:  # indeterminate or failed: not acknowledged
+                            failed.append((v, repr(exc)))
+                    pending = []
+            for v, fut in pending:
+                try:
+                    acked[v] = fut.get(timeout=60).offset
+                except Exception as exc:
+                    failed.append((v, repr(exc)))
+        finally:
+            producer.close(10)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(acked) < 2000 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(acked) >= 2000, "no progress before the fault"
+        leader, _ = partition_leader(cluster, "failover")
+        victim = cluster.brokers[leader]
+        cluster.kill_node(victim)
+        killed_at = len(acked)
+        end_at_kill = max(acked.values()) + 1
+        time.sleep(8)  # session timeout (3 s) + election + client metadata refresh
+        assert len(acked) > killed_at, "producer did not fail over to the new leader"
+        new_leader, isr = partition_leader(cluster, "failover")
+        assert new_leader not in (leader, -1) and leader not in isr
+        cluster.start_node(victim)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            _, isr = partition_leader(cluster, "failover")
+            if leader in isr:
+                break
+            time.sleep(0.2)
+        assert leader in isr, f"restarted broker {leader} never re-entered the ISR {isr}"
+    finally:
+        stop.set()
+        thread.join(120)
+    read = consume_kafka_python(cluster, "failover", len(acked), timeout_s=120)
+    check_acked_readable(acked, read)
+    # The restarted broker caught up: after its new registration its LEO passed what was acked at the kill.
+    events = cluster.trace(victim)
+    restart = max(i for i, e in enumerate(events) if e["kind"] == "registered")
+    leos = [e["leo"] for e in events[restart:] if e["kind"] == "leo"]
+    assert leos and max(leos) >= end_at_kill
