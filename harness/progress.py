@@ -23,6 +23,8 @@ class OpCounters:
         self.nemesis = 0
         self.window_s = window_s
         self._recent: list[float] = []
+        # Nemesis packages record their ops themselves; they can report a count through this hook.
+        self.nemesis_source: Any = None
 
     def record(self, invoke: dict, completion: dict, now: float | None = None) -> None:
         """Count one completion."""
@@ -48,7 +50,14 @@ class OpCounters:
         """``ok 120 fail 3 info 2 nemesis 4``."""
         with self._lock:
             parts = [f"{t} {self.by_type.get(t, 0)}" for t in ("ok", "fail", "info")]
-            parts.append(f"nemesis {self.nemesis}")
+            nemesis = self.nemesis
+        if self.nemesis_source is not None:
+            try:
+                nemesis += int(self.nemesis_source())
+            except Exception:
+                pass
+        with self._lock:
+            parts.append(f"nemesis {nemesis}")
         return "  ".join(parts)
 
 

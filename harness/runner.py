@@ -219,6 +219,15 @@ def _load_spec_or_empty(run_dir: Path) -> dict[str, Any]:
 
 # -- the run ---------------------------------------------------------------------------------------
 
+class TimedRunContext(RunContext):
+    """A ``RunContext`` whose log lines carry the seconds since the run started (harness.log timeline)."""
+
+    def log(self, message: str) -> None:
+        """Log with an elapsed-time prefix."""
+        started = self.__dict__.setdefault("_started", time.monotonic())
+        super().log(f"{time.monotonic() - started:7.2f}s {message}")
+
+
 class Runner:
     """Executes one run of ``spec`` into a new directory under ``store_root``."""
 
@@ -244,8 +253,9 @@ class Runner:
         store.update_latest(self.store_root, self.run_dir)
         self.say(f"kraftcheck: seed {spec['seed']}  store {self.run_dir}")
         teardown = _Teardown()
-        run = RunContext(spec=spec, host=None, store_dir=self.run_dir,  # type: ignore[arg-type]
-                         rng=random.Random(spec["seed"]))
+        run = TimedRunContext(spec=spec, host=None, store_dir=self.run_dir,  # type: ignore[arg-type]
+                              rng=random.Random(spec["seed"]))
+        run.log(f"seed {spec['seed']}, spec {self.run_dir / store.SPEC}")
         atexit_hook = lambda: teardown.run(run.log)  # noqa: E731
         atexit.register(atexit_hook)
         previous = _install_signal_handlers()
@@ -279,6 +289,11 @@ class Runner:
         run.host = host
         teardown.add("host", lambda: self._teardown_host(host))
         run.log(f"host {host.name}, run id {getattr(host, 'run_id', None)}")
+        if getattr(host, "image", None):
+            # The image tag is a hash of its inputs: record it so a replay can tell if the image changed.
+            spec["image"] = host.image
+            store.write_json(self.run_dir / store.SPEC, spec)
+            run.log(f"image {host.image}")
 
         package = None
         if spec["nemesis"]:
@@ -312,6 +327,10 @@ class Runner:
         main_s = spec["time_limit_s"]
         with RunProgress(main_s, "main phase", enabled=self.progress) as progress:
             interpreter.on_complete = progress.on_complete
+            if package is not None:
+                # The package records its own ops; count its completions (half of its log is invokes).
+                progress.counters.nemesis_source = lambda: sum(
+                    1 for op in package.log if op.get("type") != "invoke")
             nemesis_thread, nemesis_stop = None, threading.Event()
             if package is not None:
                 deadline = time.monotonic() + main_s
@@ -326,6 +345,7 @@ class Runner:
                 if nemesis_thread is not None:
                     nemesis_thread.join(60)
         self.say(f"kraftcheck: main phase done: {progress.counters.summary()}")
+        run.log("main phase done; final phase")
         self._final_phase(run, cluster, package)
 
     def _heal_quietly(self, package: Any, run: RunContext) -> None:
@@ -370,6 +390,7 @@ class Runner:
         run.log(self.notes[-1])
 
     def _collect(self, cluster: Any, start_ns: int, run: RunContext) -> None:
+        run.log("collecting traces and logs; tearing down")
         try:
             count = cluster.write_trace(self.run_dir / store.TRACE, start_ns)
             run.log(f"trace.jsonl: {count} events")
@@ -396,14 +417,17 @@ class Runner:
             self.say(f"kraftcheck: store {run_dir}  (see harness.log)")
             self.say(f"kraftcheck: replay: {replay_command({}, run_dir / store.SPEC)}")
             return RunOutcome(run_dir, EXIT_HARNESS_ERROR, results, error)
+        run.log("teardown done; checking")
         results = check_store(run_dir, self.spec, self.notes)
         store.write_json(run_dir / store.RESULTS, results)
+        run.log(f"checked: valid={results.get('valid')}")
         report_path = None
         if self.report:
             try:
                 from reports.run_report import write_report
 
                 report_path = write_report(run_dir)
+                run.log("report written")
             except Exception as exc:
                 run.log(f"report failed: {type(exc).__name__}: {exc}")
         valid = results.get("valid")
