@@ -65,8 +65,9 @@ def kraftcheck_store(request: Any, tmp_path_factory: Any) -> Any:
 def kraftcheck_run(request: Any, kraftcheck_options: dict, kraftcheck_store: Any):
     """Factory: ``kraftcheck_run(nemesis="kill", time_limit_s=20) -> RunOutcome``.
 
-    Command-line options override the test's arguments for backend and seed; the time limit from the
-    command line wins too (so CI can shorten every run at once).
+    Command-line seed and time limit override the test's arguments (so CI can shorten every run at once
+    or replay a seed); the command-line backend applies to tests that do not name one themselves (a test
+    written for the docker backend stays on docker).
     """
     import harness.runner as runner
     from harness.spec import build_spec
@@ -77,7 +78,8 @@ def kraftcheck_run(request: Any, kraftcheck_options: dict, kraftcheck_store: Any
     def run(**overrides: Any) -> Any:
         options = {"test_name": request.node.name.replace("/", "_")[:80]}
         options.update(overrides)
-        options.update(kraftcheck_options)
+        options.update({k: v for k, v in kraftcheck_options.items()
+                        if k != "backend" or "backend" not in overrides})
         spec = build_spec(options)
         outcome = runner.execute(spec, kraftcheck_store, progress=False)
         outcomes.append(outcome)
