@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .elr import elr_invariant_violations
+from .elr import balanced_recovery_leader, elr_invariant_violations
 from .errors import OK, Errors, InvariantViolation, KafkaError, error
 from .partition_change import CompletionRule, Election, PartitionChangeBuilder, preview
 from .reassignment import (
@@ -782,6 +782,29 @@ class Controller:
                 records.append(record)
                 elected.append(tp)
         return ControllerResult(records, elected)
+
+    def balanced_unclean_recovery(self, tp: TopicPartition, replies: Mapping[int, tuple[int, int]]
+                                  ) -> ControllerResult:
+        """K7 ``balanced``: for a partition with ISR = ELR = ∅, elect the LKELR member with the highest
+        ``(last epoch, end offset)`` once every LKELR member answered (``replies``, from GetReplicaLogInfo).
+        The new leader is the ISR alone, RECOVERING, and ELR/LKELR are cleared (as after C12). Response:
+        KafkaError (ELIGIBLE_LEADERS_NOT_AVAILABLE while answers are missing or nobody is live)."""
+        info = self._topic(tp[0])
+        if info is None or tp[1] not in info.partitions:
+            return ControllerResult([], error(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+        p = info.partitions[tp[1]]
+        if p.leader != NO_LEADER or p.isr or p.elr:
+            return ControllerResult([], error(Errors.ELECTION_NOT_NEEDED, "ISR or ELR can still elect (K3)"))
+        acceptable = self._acceptor()
+        leader = balanced_recovery_leader(p.last_known_elr, dict(replies),
+                                          [r for r in p.replicas if acceptable(r)])
+        if leader is None:
+            return ControllerResult([], error(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                                              "waiting for every last-known-ELR member (K7)"))
+        record = PartitionChangeRecord(info.topic_id, tp[1], leader=leader, isr=(leader,), elr=(),
+                                       last_known_elr=(), leader_recovery_state=RECOVERING,
+                                       leader_epoch_bump=True)
+        return ControllerResult([record], OK)
 
     def clear_elr(self, partitions: Iterable[TopicPartition] | None = None) -> ControllerResult:
         """Empty ELR and LKELR (Kafka's ClearElrRecord, e.g. when the ELR feature is turned off)."""

@@ -79,3 +79,21 @@ def elr_invariant_violations(
         problems.append(f"K1: ISR {list(isr)} >= MinISR {min_isr} but ELR {list(elr)} / "
                         f"LKELR {list(last_known_elr)} not empty")
     return problems
+
+
+def balanced_recovery_leader(
+    last_known_elr: Sequence[int], replies: dict[int, tuple[int, int]], acceptable: Iterable[int],
+) -> int | None:
+    """K7 ``balanced`` unclean recovery: once *every* LKELR member answered GetReplicaLogInfo with its
+    ``(last epoch, end offset)``, the live one with the highest pair leads (ties: the earlier in LKELR).
+
+    Returns None while an answer is missing or no answering member is live. Lossless when at most
+    MinISR - 1 LKELR members lost data (K8), yet always reported as possible data loss.
+    """
+    if not last_known_elr or any(r not in replies for r in last_known_elr):
+        return None
+    live = set(acceptable)
+    candidates = [r for r in last_known_elr if r in live]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda r: (replies[r], -list(last_known_elr).index(r)))

@@ -2,7 +2,7 @@
 registration (K4), MinISR gating of completion (K6); PROTOCOL.md 5.1 (K966 column) and section 6
 scenarios 21-24."""
 
-from reference_impl.protocol.elr import elr_invariant_violations, next_elr
+from reference_impl.protocol.elr import balanced_recovery_leader, elr_invariant_violations, next_elr
 
 from .controller_helpers import NO_LEADER, ap, cluster, current, epoch, state, with_partition
 
@@ -125,3 +125,20 @@ def test_next_elr_pure_rules():
     assert elr_invariant_violations([1, 2, 3], [1, 2], [2], [], 3) != []
     assert elr_invariant_violations([1, 2, 3], [1, 2], [], [3], 2) != []
     assert elr_invariant_violations([1, 2, 3], [1], [2], [3], 2) == []
+
+
+def test_scenario22_balanced_recovery_elects_the_most_complete_lkelr_member_k7():
+    ctl = with_partition(k966(), state([1, 2, 3], [], NO_LEADER, 4, 6, lkelr=[2, 3]))
+    for b in (1, 2, 3):
+        ctl.apply(ctl.fence_broker(b))
+        restart(ctl, b, clean=True)
+        unfence(ctl, b)
+    assert current(ctl) == state([1, 2, 3], [], NO_LEADER, 4, 6, lkelr=[2, 3])  # nobody electable (K10)
+    waiting = ctl.balanced_unclean_recovery(("t", 0), {2: (3, 12)})  # 3 has not answered yet
+    assert waiting.records == [] and waiting.response.name == "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+    res = ctl.balanced_unclean_recovery(("t", 0), {2: (3, 12), 3: (3, 0)})  # 3 lost its log
+    assert res.response.ok
+    ctl.apply(res)
+    assert current(ctl) == state([1, 2, 3], [2], 2, 5, 7, recovery="RECOVERING")
+    assert balanced_recovery_leader([2, 3], {2: (3, 8), 3: (3, 8)}, [2, 3]) == 2  # tie: LKELR order
+    assert balanced_recovery_leader([2, 3], {2: (3, 8), 3: (4, 0)}, [2]) == 2     # 3 not live
