@@ -1,0 +1,125 @@
+"""Sequential models for the linearizability engine: ``step(state, input, output) -> (ok, new_state)``.
+
+An op's ``output`` is ``UNKNOWN`` for indeterminate (``info``) ops: any output is then legal, but the op's
+effect on the state still applies when it is linearized. States are hashable and compared by value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _Unknown:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+class Register:
+    """A read/write register. Inputs ``("read", None)`` / ``("write", v)``; read outputs the value."""
+
+    name = "register"
+
+    def init(self) -> Any:
+        """The initial value is None (Jepsen's ``nil``)."""
+        return None
+
+    def step(self, state, inp, out):
+        """Apply one op."""
+        f, arg = inp
+        if f == "read":
+            return (out is UNKNOWN or out == state), state
+        if f == "write":
+            return True, arg
+        return False, state
+
+
+class CasRegister(Register):
+    """A register with compare-and-set: ``("cas", (expected, new))`` outputs True (swapped) or False."""
+
+    name = "cas-register"
+
+    def step(self, state, inp, out):
+        """Apply one op; a failed cas is legal only when the compare really fails."""
+        if inp[0] == "cas":
+            expected, new = inp[1]
+            if state == expected:
+                return (out is UNKNOWN or out is True), new
+            return (out is UNKNOWN or out is False), state
+        return super().step(state, inp, out)
+
+
+class KV:
+    """Porcupine's kv object for one key: ``get`` (output the string), ``put`` v, ``append`` v."""
+
+    name = "kv"
+
+    def init(self) -> Any:
+        """An absent key reads as the empty string."""
+        return ""
+
+    def step(self, state, inp, out):
+        """Apply one op."""
+        f, arg = inp
+        if f == "get":
+            return (out is UNKNOWN or out == state), state
+        if f == "put":
+            return True, arg
+        if f == "append":
+            return True, state + arg
+        return False, state
+
+
+class LogState:
+    """An append-only log (tuple of values) with a precomputed hash so memo lookups stay cheap."""
+
+    __slots__ = ("vals", "h")
+
+    def __init__(self, vals: tuple, h: int):
+        self.vals = vals
+        self.h = h
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LogState) and self.h == other.h and self.vals == other.vals
+
+    def append(self, v) -> LogState:
+        """The log with ``v`` appended."""
+        return LogState(self.vals + (v,), hash((self.h, v)))
+
+
+class KafkaLog:
+    """One Kafka partition: ``("send", v)`` outputs the offset it was appended at (the log length then);
+    ``("poll", ((o, v), ...))`` is legal when every returned record is in the log at that offset (a
+    consumer reads a range of the committed prefix). Offsets are dense: the log is non-transactional."""
+
+    name = "kafka-log"
+
+    def init(self) -> Any:
+        """The empty log."""
+        return LogState((), 0)
+
+    def step(self, state, inp, out):
+        """Apply one op."""
+        f, arg = inp
+        if f == "send":
+            if out is not UNKNOWN and out is not None and out != len(state.vals):
+                return False, state
+            return True, state.append(arg)
+        if f == "poll":
+            vals = state.vals
+            n = len(vals)
+            for o, v in arg:
+                if o is None or o >= n or vals[o] != v:
+                    return False, state
+            return True, state
+        return False, state
+
+
+MODELS = {m.name: m for m in (Register(), CasRegister(), KV(), KafkaLog())}

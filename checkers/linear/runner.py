@@ -1,0 +1,53 @@
+"""``LinearChecker``: the Checker that runs the engine as a subprocess (as Jepsen runs knossos).
+
+The subprocess isolates the search (memory, CPU, time limit) from the analysis: a search that runs away
+is killed at ``time_limit_s`` + a grace period and the result is ``unknown`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+
+class LinearChecker:
+    """Linearizability of the history's queue (kafka-log) or register ops, per key."""
+
+    name = "linear"
+
+    def __init__(self, time_limit_s: float = 60.0, model: str = "auto", knossos: str | None = None):
+        self.time_limit_s = time_limit_s
+        self.model = model
+        self.knossos = knossos
+
+    def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+        """Write the ops if no file is known, run ``python -m checkers.linear``, parse its JSON."""
+        path = (spec or {}).get("_history_path")
+        tmp = None
+        if not path:
+            fd, tmp = tempfile.mkstemp(prefix="kraftcheck-linear-", suffix=".jsonl")
+            with os.fdopen(fd, "w") as fh:
+                for op in history:
+                    fh.write(json.dumps(op, default=str) + "\n")
+            path = tmp
+        cmd = [sys.executable, "-m", "checkers.linear", "--model", self.model, "--format", "jsonl",
+               "--time-limit", str(self.time_limit_s), path]
+        if self.knossos:
+            cmd += ["--knossos", self.knossos]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.time_limit_s + 30)
+        except subprocess.TimeoutExpired:
+            return {"valid": "unknown", "reason": f"engine killed after {self.time_limit_s + 30}s"}
+        finally:
+            if tmp:
+                os.unlink(tmp)
+        try:
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            return {"valid": "unknown", "reason": f"engine exited {proc.returncode}: {proc.stderr[-500:]}"}
+        result["command"] = cmd
+        return result

@@ -1,0 +1,141 @@
+"""Wing-Gong-Lowe linearizability search over one partition (see the package docstring)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Operation:
+    """One operation of a partition: ``call``/``ret`` are positions in history order (``ret`` may be
+    ``INF`` for an indeterminate op), ``inp``/``out`` what the model sees, ``ref`` the history op index."""
+
+    call: float
+    ret: float
+    inp: Any
+    out: Any
+    ref: Any = None
+
+
+INF = float("inf")
+
+
+class _Entry:
+    __slots__ = ("op", "is_call", "match", "prev", "next", "oid")
+
+    def __init__(self, op, is_call, oid):
+        self.op = op
+        self.is_call = is_call
+        self.oid = oid
+        self.match = None
+        self.prev = None
+        self.next = None
+
+
+@dataclass
+class SearchResult:
+    """``valid`` True / False / "unknown"; details for reports."""
+
+    valid: Any
+    explored: int = 0
+    reason: str | None = None
+    linearized: int = 0
+    total: int = 0
+    stuck: list = field(default_factory=list)
+
+
+def _build_list(ops: list[Operation]) -> _Entry:
+    events = []
+    for i, op in enumerate(ops):
+        c = _Entry(op, True, i)
+        r = _Entry(op, False, i)
+        c.match = r
+        events.append((op.call, 0, i, c))
+        events.append((op.ret, 1, i, r))
+    # At equal times a completion comes before an invocation: the earlier op finished first.
+    events.sort(key=lambda e: (e[0], -e[1], e[2]))
+    head = _Entry(None, False, -1)
+    prev = head
+    for _, _, _, e in events:
+        prev.next = e
+        e.prev = prev
+        prev = e
+    return head
+
+
+def _lift(e: _Entry) -> None:
+    e.prev.next = e.next
+    if e.next is not None:
+        e.next.prev = e.prev
+    m = e.match
+    m.prev.next = m.next
+    if m.next is not None:
+        m.next.prev = m.prev
+
+
+def _unlift(e: _Entry) -> None:
+    m = e.match
+    m.prev.next = m
+    if m.next is not None:
+        m.next.prev = m
+    e.prev.next = e
+    if e.next is not None:
+        e.next.prev = e
+
+
+def check_operations(model, ops: list[Operation], deadline: float | None = None) -> SearchResult:
+    """Search for a linearization of ``ops`` under ``model``; ``deadline`` is a ``time.monotonic()``."""
+    n = len(ops)
+    if n == 0:
+        return SearchResult(True, total=0)
+    head = _build_list(ops)
+    state = model.init()
+    linearized = 0
+    count = 0
+    cache: set = set()
+    stack: list = []
+    entry = head.next
+    explored = 0
+    best = 0
+    best_stuck: list = []
+    step = model.step
+    while head.next is not None:
+        explored += 1
+        if deadline is not None and not explored & 0x3FF and time.monotonic() > deadline:
+            return SearchResult("unknown", explored, "time limit reached", best, n, best_stuck)
+        if entry.is_call:
+            ok, new_state = step(state, entry.op.inp, entry.op.out)
+            if ok:
+                new_lin = linearized | (1 << entry.oid)
+                key = (new_lin, new_state)
+                if key not in cache:
+                    cache.add(key)
+                    stack.append((entry, state))
+                    state = new_state
+                    linearized = new_lin
+                    count += 1
+                    _lift(entry)
+                    entry = head.next
+                    continue
+            entry = entry.next
+        else:
+            # A completion: its op should have been linearized already. Remember the deepest dead end
+            # (the ops still open there) to explain a failure, then backtrack.
+            if count > best or not best_stuck:
+                best = count
+                best_stuck = [entry.op.ref]
+                e = head.next
+                while e is not None and e is not entry and len(best_stuck) < 20:
+                    if e.is_call:
+                        best_stuck.append(e.op.ref)
+                    e = e.next
+            if not stack:
+                return SearchResult(False, explored, "no linearization", best, n, best_stuck)
+            entry, state = stack.pop()
+            linearized &= ~(1 << entry.oid)
+            count -= 1
+            _unlift(entry)
+            entry = entry.next
+    return SearchResult(True, explored, None, n, n)
