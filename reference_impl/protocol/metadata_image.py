@@ -27,6 +27,7 @@ from reference_impl.protocol.records import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FenceBrokerRecord,
+    IncrementalReassignmentRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -222,7 +223,7 @@ class MetadataImage:
             else:
                 values[record.name] = record.value
             delta.configs.append((record.resource_type, record.resource_name, record.name))
-        elif isinstance(record, NoOpRecord):
-            pass
+        elif isinstance(record, (NoOpRecord, IncrementalReassignmentRecord)):
+            pass  # KIP-435 final targets are controller-side planning state; brokers act on partition records
         else:
             raise InvariantViolation(f"unknown metadata record {record!r}")
