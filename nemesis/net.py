@@ -91,15 +91,23 @@ class NetNemesis:
     def _tag(self, run: Any) -> list[str]:
         return ["-m", "comment", "--comment", comment_tag(run.host.run_id)]
 
+    def _addr(self, run: Any, node: str) -> str:
+        """Address of a node, or of the clients (the host: 127.0.0.1 locally, the gateway on docker)."""
+        if node == "client":
+            return "127.0.0.1" if self.backend == "local" else run.host.gateway()
+        return run.host.ip(node)
+
     def _rule_for(self, run: Any, src: str, dst: str) -> tuple[str, list[str]]:
-        """(where, iptables args without -I/-D) dropping ``src`` -> ``dst``."""
+        """(where, iptables args without -I/-D) dropping ``src`` -> ``dst``; where "" = the host."""
         if self.backend == "local":
+            # Loopback packets to a client go to 127.0.0.1 (the clients' source address).
             gid = os.getgid() if src == "client" else run.host.node_gid(src)
-            dst_ip = run.host.ip(dst)
-            return "", ["OUTPUT", "-o", "lo", "-m", "owner", "--gid-owner", str(gid), "-d", dst_ip,
+            return "", ["OUTPUT", "-o", "lo", "-m", "owner", "--gid-owner", str(gid), "-d", self._addr(run, dst),
                         *self._tag(run), "-j", "DROP"]
-        src_ip = run.host.gateway() if src == "client" else run.host.ip(src)
-        return dst, ["INPUT", "-s", src_ip, *self._tag(run), "-j", "DROP"]
+        if dst == "client":
+            # The clients live on the host, not in a container: drop in the sender's OUTPUT instead.
+            return src, ["OUTPUT", "-d", self._addr(run, dst), *self._tag(run), "-j", "DROP"]
+        return dst, ["INPUT", "-s", self._addr(run, src), *self._tag(run), "-j", "DROP"]
 
     def _iptables(self, run: Any, where: str, args: list[str]) -> tuple[int, str]:
         if where == "":
@@ -109,7 +117,7 @@ class NetNemesis:
 
     def probe(self, run: Any, src: str, dst: str) -> str:
         """Try a TCP connect from ``src`` to ``dst``; ``refused``/``connected`` = reachable."""
-        ip = run.host.ip(dst)
+        ip = self._addr(run, dst)
         argv = ["python3", "-c", _PROBE_CODE, ip, str(PROBE_PORT), str(PROBE_TIMEOUT_S)]
         if src == "client":
             done = subprocess.run(

@@ -1,4 +1,4 @@
-"""Fixtures for nemesis tests: a private state dir, a local host and a stand-in cluster."""
+"""Fixtures for nemesis tests: a private state dir, a host (local or docker) and a stand-in cluster."""
 
 from __future__ import annotations
 
@@ -17,13 +17,22 @@ def state_env(tmp_path, monkeypatch):
     return tmp_path / "state"
 
 
-@pytest.fixture
-def local_run(tmp_path, state_env):
-    """A RunContext over a LocalHost and a started 3-broker stand-in cluster; torn down after."""
-    from harness.hosts.local import LocalHost
+def _docker_or_skip():
+    from harness.image import ImageError, docker_client
+
+    try:
+        docker_client()
+    except ImageError as exc:
+        pytest.skip(str(exc))
+
+
+def _make_run(tmp_path, backend: str):
+    from harness.hosts import make_host
     from tests.nemesis.standin import StandInCluster
 
-    host = LocalHost(tmp_path / "store")
+    if backend == "docker":
+        _docker_or_skip()
+    host = make_host(backend, tmp_path / "store")
     cluster = StandInCluster(host)
     run = RunContext(
         spec={"topic": "queue"},
@@ -34,6 +43,22 @@ def local_run(tmp_path, state_env):
         history=HistoryWriter(tmp_path / "store" / "history.jsonl"),
     )
     cluster.node_env = run.node_env
+    return run
+
+
+@pytest.fixture
+def local_run(tmp_path, state_env):
+    """A RunContext over a LocalHost and a 3-broker stand-in cluster (not started); torn down after."""
+    run = _make_run(tmp_path, "local")
     yield run
     run.history.close()
-    host.teardown()
+    run.host.teardown()
+
+
+@pytest.fixture(params=["local", "docker"])
+def any_run(request, tmp_path, state_env):
+    """Like ``local_run``, once per backend (docker skipped without an engine)."""
+    run = _make_run(tmp_path, request.param)
+    yield run
+    run.history.close()
+    run.host.teardown()

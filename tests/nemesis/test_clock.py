@@ -30,8 +30,8 @@ def test_setup_fills_node_env_and_files(tmp_path, state_env):
 
 @pytest.mark.jepsen
 @pytest.mark.skipif(find_libfaketime() is None, reason="libfaketime not installed")
-def test_bump_strobe_reset_measured_inside_node(local_run):
-    run = local_run
+def test_bump_strobe_reset_measured_inside_node(any_run):
+    run = any_run
     pkg = build_package("clock", seed=2)
     pkg.setup(run)  # before the nodes start, as in a run
     run.cluster.setup()

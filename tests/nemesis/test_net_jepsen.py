@@ -11,15 +11,20 @@ from nemesis.registry import build_package
 pytestmark = [pytest.mark.jepsen, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
 
 
-def _tagged_rules(run_id):
-    out = subprocess.run(["iptables", "-S"], capture_output=True, text=True, check=True).stdout
-    return [line for line in out.splitlines() if comment_tag(run_id) in line]
+def _tagged_rules(run):
+    """Rules carrying the run's tag: on the host (local) or in every node's container (docker)."""
+    tag = comment_tag(run.host.run_id)
+    if run.host.name == "local":
+        out = subprocess.run(["iptables", "-S"], capture_output=True, text=True, check=True).stdout
+    else:
+        out = "\n".join(run.host.exec(n, ["iptables", "-S"])[1] for n in run.cluster.nodes())
+    return [line for line in out.splitlines() if tag in line]
 
 
 @pytest.mark.parametrize("topology", ["isolate-one", "halves", "majorities-ring", "one-way",
                                       "isolate-controller", "clients-brokers", "isolate-leader"])
-def test_partition_cuts_then_heals(local_run, topology):
-    run = local_run
+def test_partition_cuts_then_heals(any_run, topology):
+    run = any_run
     run.cluster.setup()
     pkg = build_package("partition", seed=3)
     pkg.setup(run)
@@ -28,11 +33,11 @@ def test_partition_cuts_then_heals(local_run, topology):
         value = done["value"]
         assert value["effective"] is True, value
         assert set(value["probes_during"].values()) == {"timeout"}
-        assert len(_tagged_rules(run.host.run_id)) == value["rules"] > 0
+        assert len(_tagged_rules(run)) == value["rules"] > 0
         healed = pkg.execute(run, {"f": "stop-partition", "value": {}})
         assert healed["value"]["effective"] is True, healed["value"]
         assert set(healed["value"]["probes_after"].values()) == {"refused"}
-        assert _tagged_rules(run.host.run_id) == []
+        assert _tagged_rules(run) == []
     finally:
         pkg.teardown(run)
-    assert _tagged_rules(run.host.run_id) == []
+    assert _tagged_rules(run) == []
