@@ -48,7 +48,7 @@ from reference_impl.server.storage.checkpoints import (
     consume_clean_shutdown_marker,
     write_clean_shutdown_marker,
 )
-from reference_impl.server.trace import Tracer, log, log_throttled
+from reference_impl.server.trace import Tracer, fail_stop, log, log_throttled
 
 CLUSTER_ID = "kraftcheck-cluster"
 ISR_INTERVAL_S = 0.1
@@ -103,6 +103,8 @@ class Broker:
         self._tasks = [asyncio.create_task(c, name=n) for n, c in (
             ("heartbeat", self._heartbeat_loop()), ("metadata", self._metadata_loop()),
             ("isr", self._isr_loop()), ("periodic", self._periodic_loop()))]
+        for t in self._tasks:
+            t.add_done_callback(fail_stop(self.node))
         await self.stop_event.wait()
         await self._controlled_shutdown()
         return 0
@@ -226,6 +228,7 @@ class Broker:
                 if req is not None:
                     self.manager.after_fetch_response(part)
                     task = asyncio.create_task(self._send_alter_partition(part, req))
+                    task.add_done_callback(fail_stop(self.node))
                     self._ap_tasks.add(task)
                     task.add_done_callback(self._ap_tasks.discard)
 

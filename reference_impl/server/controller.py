@@ -40,7 +40,7 @@ from reference_impl.server import controller_core as core_adapter
 from reference_impl.server.bugs import is_active
 from reference_impl.server.config import NodeConfig, load_or_exit
 from reference_impl.server.metadata_log import MetadataLog
-from reference_impl.server.trace import Tracer, log
+from reference_impl.server.trace import Tracer, fail_stop, log
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.codec import DecodedRequest
 
@@ -201,6 +201,7 @@ class Controller:
         await self.server.start()
         log(self.node, f"controller listening on {self.config.listeners}")
         self._tasks = [asyncio.create_task(self._timer_loop(), name="timers")]
+        self._tasks[0].add_done_callback(fail_stop(self.node))
         await self.stop_event.wait()
         for t in self._tasks:
             t.cancel()
@@ -226,7 +227,7 @@ class Controller:
                     log(self.node, f"broker {fenced}: session timed out, fenced")
                 await self.change(self.core.advance_reassignments)
                 await self.change(self.core.unclean_elections)
-            except Exception as exc:  # a broken invariant in periodic work is logged, not fatal to serving
+            except (ConnectionError, OSError) as exc:  # e.g. the metadata disk failing: logged, retried
                 log(self.node, f"periodic work failed: {exc!r}")
 
 

@@ -20,7 +20,7 @@ from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import Errors, error
 from reference_impl.protocol.replica_messages import FetchPartitionResult, FetchRequest
 from reference_impl.server.replica_manager import Partition, ReplicaManager, decode_log_batches, now_ms
-from reference_impl.server.trace import log, log_throttled
+from reference_impl.server.trace import fail_stop, log, log_throttled
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.client import WireClient
 from reference_impl.server.wire.records import CorruptBatch
@@ -51,6 +51,7 @@ class LeaderFetcher:
         self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fetcher-{self.leader_id}")
+            self._task.add_done_callback(fail_stop(self.node))
 
     def remove(self, part: Partition) -> None:
         """T1/T3/T6: stop fetching it (a reply still in flight is dropped by the core, F2)."""

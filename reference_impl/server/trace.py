@@ -11,11 +11,13 @@ Also here: ``log``, the one-line-per-event stderr logger every node process uses
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
 import threading
 import time
+import traceback
 from typing import Any, TextIO
 
 
@@ -89,3 +91,18 @@ def log(node: str, message: str, stream: TextIO | None = None) -> None:
     stamp = time.strftime("%H:%M:%S", time.gmtime())
     out.write(f"{stamp} [{node}] {message}\n")
     out.flush()
+
+
+def fail_stop(node: str):
+    """A done-callback for background tasks: an exception there is a broken invariant (e.g. a metadata
+    record the image cannot apply). Carrying on would leave a broker that silently stopped following the
+    protocol, so the process halts (exit 3) with the traceback on stderr, as Kafka halts on fatal errors."""
+    def callback(task: asyncio.Task) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        log(node, f"FATAL: background task {task.get_name()} failed: {exc!r}")
+        traceback.print_exception(exc, file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(3)
+    return callback

@@ -161,7 +161,31 @@ def _decode_with(spec: ApiSpec, payload: bytes, api_version: int, correlation_id
         raise
     except Exception as exc:  # kafka-python raises struct.error/ValueError/IndexError/... on bad bytes
         raise MalformedRequest(f"cannot decode api {api_key} v{api_version}: {exc!r}") from exc
+    check_nulls(body, spec.request_class._struct, api_version, spec.request_class.__name__)
     return DecodedRequest(api_key, api_version, correlation_id, header.client_id, body, bytes(payload))
+
+
+def check_nulls(obj, struct_field, version: int, path: str) -> None:
+    """Raise ``MalformedRequest`` when a field the schema says is not nullable decoded as null.
+
+    kafka-python decodes a -1 length as None whatever the schema says; Kafka rejects such a request as
+    malformed, and so do we, so handlers can rely on the schema (a list is a list, a name is a string).
+    """
+    for fld in struct_field.fields.values():
+        if not fld.for_version_q(version) or fld.tagged_field_q(version):
+            continue  # absent in this version, or tagged (optional by construction)
+        value = getattr(obj, fld.name)
+        if value is None:
+            if not fld.nullable_for_version_q(version):
+                raise MalformedRequest(f"{path}.{fld.name} is null but not nullable in v{version}")
+            continue
+        if fld.is_struct():
+            check_nulls(value, fld, version, f"{path}.{fld.name}")
+        elif fld.is_struct_array():
+            for item in value:
+                check_nulls(item, fld, version, f"{path}.{fld.name}[]")
+        elif fld.is_array() and any(v is None for v in value):
+            raise MalformedRequest(f"{path}.{fld.name} holds a null element")
 
 
 def encode_response(response: ApiMessage, api_version: int, correlation_id: int) -> bytes:

@@ -124,24 +124,46 @@ class WireServer:
                 pass
 
     async def _serve_connection(self, reader, writer, peer) -> None:
-        while True:
-            try:
-                size_bytes = await reader.readexactly(4)
-            except asyncio.IncompleteReadError:
-                return  # clean EOF between requests
-            (size,) = struct.unpack(">i", size_bytes)
-            if size < 0 or size > self.max_request_bytes:
-                # Refuse before reading: never allocate what an attacker or a corrupt length claims.
-                self._bad_input(peer, f"frame of {size} bytes exceeds limit {self.max_request_bytes}")
-                return
-            payload = await reader.readexactly(size)
-            frame = await self._answer(payload, peer)
-            if frame is _CLOSE:
-                return
-            if frame is not None:
-                writer.write(frame)
-                await writer.drain()
-            self.requests_served += 1
+        next_size: asyncio.Task | None = None
+        answer: asyncio.Task | None = None
+        try:
+            while True:
+                try:
+                    size_bytes = await (next_size if next_size is not None else reader.readexactly(4))
+                except asyncio.IncompleteReadError:
+                    return  # clean EOF between requests
+                finally:
+                    next_size = None
+                (size,) = struct.unpack(">i", size_bytes)
+                if size < 0 or size > self.max_request_bytes:
+                    # Refuse before reading: never allocate what an attacker or a corrupt length claims.
+                    self._bad_input(peer, f"frame of {size} bytes exceeds limit {self.max_request_bytes}")
+                    return
+                payload = await reader.readexactly(size)
+                answer = asyncio.create_task(self._answer(payload, peer))
+                # While the request is served (a long-polling fetch, an acks=all produce), watch the socket:
+                # the next request's size may arrive (pipelining: it waits its turn, order is kept), or the
+                # peer may go away, in which case the pending work is cancelled instead of pinning this
+                # connection and its socket until a timeout the client chose.
+                next_size = asyncio.create_task(reader.readexactly(4))
+                await asyncio.wait({answer, next_size}, return_when=asyncio.FIRST_COMPLETED)
+                if not answer.done() and next_size.done() and next_size.exception() is not None:
+                    answer.cancel()
+                    await asyncio.gather(answer, return_exceptions=True)
+                    return
+                frame = await answer
+                if frame is _CLOSE:
+                    return
+                if frame is not None:
+                    writer.write(frame)
+                    await writer.drain()
+                self.requests_served += 1
+        finally:
+            # Never leave a task behind (server shutdown cancels us while a handler or a read is pending).
+            for task in (answer, next_size):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
 
     async def _answer(self, payload: bytes, peer) -> bytes | object | None:
         """Turn one request payload into a response frame, None (no response) or ``_CLOSE``."""
