@@ -15,7 +15,8 @@ Calling conventions for the server:
   ``handle_alter_partition_response`` (L16). ``pending_alter_partition`` is the request still in flight
   (resend it unchanged if the reply was lost). Consumers use ``read_committed`` and ``list_offsets`` (L18).
 - Follower side: ``build_fetch(now_ms)`` yields at most one outstanding fetch (F1); its reply goes to
-  ``handle_fetch_response`` (F2-F4).
+  ``handle_fetch_response`` (F2-F4); a fetch that fails without a reply (timeout, broken connection)
+  must be reported with ``abandon_fetch``, otherwise F1 keeps the partition waiting for it.
 - After every call: ``drain_completed_acks()`` gives acks=all verdicts to answer producers (L5), and
   ``drain_events()`` gives trace events (plain dicts without time or node; the server stamps both).
 - ``checkpoint_high_watermark()`` periodically and on shutdown; ``shutdown()`` on a clean stop (B4).
@@ -463,6 +464,13 @@ class PartitionReplica:
                                max_bytes if max_bytes is not None else self.config.fetch_max_bytes)
         self._fetch_in_flight = request
         return request
+
+    def abandon_fetch(self, request: FetchRequest, now_ms: int) -> None:
+        """The outstanding fetch failed without a reply (connection lost, request timed out): forget it and
+        back off (F2), so ``build_fetch`` can send the next one. Ignored for any other request."""
+        if request == self._fetch_in_flight:
+            self._fetch_in_flight = None
+            self._backoff_until_ms = now_ms + self.config.fetch_backoff_ms
 
     def handle_fetch_response(self, request: FetchRequest, response: FetchPartitionResult, now_ms: int) -> None:
         """F2-F4: apply the leader's reply to the outstanding fetch (dropping stale ones)."""
