@@ -1,1 +1,125 @@
-"""Sans-IO core of the KRaft replication protocol (rule map filled in by the modules that implement it)."""
+"""Sans-IO core of the Kafka KRaft replication protocol (v3.5 baseline + KIP-966 as a switch).
+
+Theory of operation
+===================
+Everything that *decides* lives here, as pure deterministic Python using only the standard library: no
+sockets, no asyncio, no clocks (time is a ``now_ms`` argument), no global randomness (an ``rng`` argument).
+The asyncio servers (``reference_impl.server``), the tests and a later simulator all drive this same code,
+so a behaviour proved in a unit test is the behaviour of the running cluster.
+
+The controller side follows Apache Kafka's QuorumController design:
+
+- ``records`` are the metadata log's vocabulary. ``controller.Controller`` handlers (``register_broker``,
+  ``heartbeat``, ``alter_partition``, ``alter_partition_reassignments``, ``elect_leaders``, ...) *compute*
+  ``ControllerResult(records, response)`` without touching state; ``Controller.replay(record, offset)`` is the
+  only mutator, used both live (after the server made the records durable: C1) and on recovery.
+- ``partition_change.PartitionChangeBuilder`` is the single place where a partition's next state is decided:
+  targets default to "unchanged", ``build()`` runs completion (C17-C19), ELR upkeep (K2), election
+  (C10-C12, K3) and epoch rules (C2), and returns one record or ``None``.
+- ``reassignment`` holds the state-free rules (C16 validation, KIP-860 guard, grow/revert sets, the KIP-435
+  planner and batch collector); ``elr`` the KIP-966 list upkeep.
+
+The replica side (``replica``, ``log``, ``divergence``, ``producer_state``, ``broker``, ``metadata_image``) turns
+fetches, produce requests and materialized metadata into log, HWM and ISR decisions (L*, F*, T*, B*).
+
+What it does not see: the network, disks and time. Durability (C1's commit, B4's flush) and delivery are the
+server's job; this core states what must be durable before which answer.
+
+Where the seeds, PROTOCOL.md and Apache Kafka disagree, the choice is in the implementing docstring:
+completion rule 5.8(i) (``partition_change.CompletionRule``, seed's MinISR rule by default), merged replica
+order (``reassignment`` module docstring, seed 000's order), LKELR contents (``elr.next_elr``), re-targeting a
+reassignment in progress (allowed, as in Kafka; C16's "one at a time" holds because the new one replaces the
+old atomically), and the seed 000 example 2 leader (``tests/.../test_reassignment_seed000.py``).
+
+Rule map: PROTOCOL.md rule -> implementing function
+===================================================
+Controller (owned by the controller engineer)
+
+====  =======================================================================================================
+C1    ``Controller`` contract: handlers never mutate, ``Controller.replay`` applies committed records only;
+      ``Controller.check_session_timeouts`` fences one broker per result
+C2    ``PartitionChangeBuilder.build`` (LE bump decision) + ``records.PartitionState.apply_change`` (PE+1)
+C3    ``Controller.register_broker`` (DUPLICATE_BROKER_REGISTRATION unless fenced / same incarnation)
+C4    ``Controller.register_broker`` (epoch = offset of the RegisterBrokerRecord, starts fenced)
+C5    ``Controller.heartbeat`` / ``Controller.unfence_broker`` -> ``Controller._unfence_records``
+C6    ``Controller.fence_broker``, ``Controller.check_session_timeouts`` -> ``Controller._remove_broker``;
+      v3.5 non-empty ISR in ``PartitionChangeBuilder.build``
+C7    ``Controller.replay`` (Fence/Unfence records keep the registration's epoch)
+C8    ``Controller.heartbeat`` (want_shutdown: CONTROLLED_SHUTDOWN or SHUTDOWN_NOW)
+C9    ``Controller._may_shut_down``
+C10   ``Controller._remove_broker``, ``Controller._elect_leaderless``, ``PartitionChangeBuilder.build``
+      (completion dropping the leader), ``Controller.elect_leaders``
+C11   ``PartitionChangeBuilder._elect`` (keep a valid leader, else ISR ∩ acceptable in replica order)
+C12   ``PartitionChangeBuilder._elect`` (Election.UNCLEAN), ``Controller.maybe_unclean_elect``,
+      ``Controller.elect_leaders``
+C13   ``Controller.alter_partition`` + ``Controller._validate_alter_partition`` (Kafka's order and codes)
+C14   ``Controller._validate_alter_partition`` (INELIGIBLE_REPLICA)
+C15   ``Controller.alter_partition`` (ISR <- proposal via the builder)
+C16   ``reassignment.validate_target``, ``Controller._validate_reassignment``
+C17   ``partition_change.reassignment_completion`` (``CompletionRule``)
+C18   ``Controller._reassign`` + ``reassignment.merged_assignment`` + the builder's completion step
+C19   ``PartitionChangeBuilder.build`` (completion re-checked on every AlterPartition)
+C20   ``reassignment.merged_assignment`` / ``Controller._reassign`` never touch the ISR
+C21   ``Controller._cancel`` + ``reassignment.revert_assignment``
+K1    ``elr.next_elr``; checked by ``elr.elr_invariant_violations`` / ``Controller.invariant_violations``
+K2    ``elr.next_elr`` called from ``PartitionChangeBuilder.build``
+K3    ``PartitionChangeBuilder._elect`` (ISR, then unfenced ELR member moved to the ISR)
+K4    ``Controller.register_broker`` (marker epoch != previous epoch) ->
+      ``PartitionChangeBuilder.set_unclean_shutdown_replicas``
+K5    ``elr.next_elr`` (LKELR upkeep and clearing)
+K6    ``partition_change.reassignment_completion`` (MinISR); HWM/acks gating is L4/L1 on the replica side
+K7    ``elr.balanced_recovery_leader``, ``Controller.balanced_unclean_recovery`` (``balanced`` strategy only;
+      ``proactive`` and ``manual`` are not implemented)
+K8    a consequence of ``elr.next_elr``; tested (scenario 22), checked as I8 by the checkers
+K9    explanatory (no code): why K1-K5 together fix 5.1
+K10   explanatory (no code): the availability cost; visible as a leaderless partition in the model
+K11   explanatory (no code): the leader's Maximal ISR may miss ELR members (replica side ignores the ELR)
+K12   ``elr.next_elr`` (ELR minus the new ISR)
+====  =======================================================================================================
+
+Replica side -- BEGIN REPLICA SECTION (owned and edited by the replica engineer; the entries below are a
+provisional draft by the controller engineer, read off the modules' own rule citations)
+
+====  =======================================================================================================
+L1    ``replica.PartitionReplica.append_as_leader``
+L2    ``replica.PartitionReplica.append_as_leader``
+L3    ``replica.PartitionReplica._maybe_advance_hwm``
+L4    ``replica.PartitionReplica._maybe_advance_hwm``
+L5    ``replica.PartitionReplica._complete_acks`` / ``_verdict``
+L6    ``replica.PartitionReplica._verdict`` (nacked records may still commit)
+L7    ``replica.PartitionReplica.append_as_leader`` (acks=1)
+L8    ``replica.PartitionReplica._epoch_error`` / ``handle_follower_fetch``
+L9    ``divergence.diverging_epoch``, ``replica.PartitionReplica.handle_follower_fetch``
+L10   ``replica.PartitionReplica.handle_follower_fetch`` / ``FollowerState.record_fetch``
+L11   ``divergence.end_offset_for_epoch``
+L12   ``replica.PartitionReplica.maybe_change_isr``
+L13   ``replica.PartitionReplica.maybe_change_isr``
+L14   ``replica.PartitionReplica._lagging``
+L15   ``replica.PartitionReplica._may_join_isr``
+L16   ``replica.PartitionReplica.handle_alter_partition_response``
+L17   ``replica.PartitionReplica.apply_metadata``
+L18   ``replica.PartitionReplica.list_offsets``
+F1    ``replica.PartitionReplica.build_fetch``
+F2    ``replica.PartitionReplica.handle_fetch_response``
+F3    ``divergence.truncation_offset``, ``replica.PartitionReplica._truncate_diverged``
+F4    ``replica.PartitionReplica.handle_fetch_response``
+F5    ``replica.PartitionReplica`` (followers never compute a HWM)
+T1-T7 ``metadata_image.classify`` / ``MetadataImage.apply_batch`` and ``replica.PartitionReplica.apply_metadata``
+B1-B5 ``broker.BrokerLifecycle`` (``start``, ``recovery_complete``, ``build_heartbeat``, ``shutdown_complete``,
+      ``crash``)
+====  =======================================================================================================
+
+END REPLICA SECTION
+"""
+
+from .controller import Controller, ControllerConfig, ControllerResult
+from .partition_change import CompletionRule, Election, PartitionChangeBuilder
+
+__all__ = [
+    "CompletionRule",
+    "Controller",
+    "ControllerConfig",
+    "ControllerResult",
+    "Election",
+    "PartitionChangeBuilder",
+]
