@@ -175,6 +175,8 @@ def check_nulls(obj, struct_field, version: int, path: str) -> None:
         if not fld.for_version_q(version) or fld.tagged_field_q(version):
             continue  # absent in this version, or tagged (optional by construction)
         value = getattr(obj, fld.name)
+        if value is None and getattr(fld, "_type_str", None) == "uuid":
+            continue  # kafka-python decodes the all-zero UUID (Kafka's "no id") as None
         if value is None:
             if not fld.nullable_for_version_q(version):
                 raise MalformedRequest(f"{path}.{fld.name} is null but not nullable in v{version}")
