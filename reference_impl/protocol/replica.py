@@ -27,7 +27,7 @@ while the committed ISR has at least MinISR members (L4).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,8 +309,14 @@ class PartitionReplica:
         self._pending_acks = still
 
     # ------------------------------------------------------------------ produce (L1, L2, L5, idempotence)
-    def append_as_leader(self, batch: ProduceBatch, acks: int, now_ms: int) -> AppendResult:
-        """Append a client batch as leader; see ``AppendResult`` for how the verdict is delivered."""
+    def append_as_leader(self, batch: ProduceBatch, acks: int, now_ms: int,
+                         stamp: Callable[[bytes, int, int], bytes] | None = None) -> AppendResult:
+        """Append a client batch as leader; see ``AppendResult`` for how the verdict is delivered.
+
+        ``stamp(payload, base_offset, leader_epoch) -> payload`` is called once the batch is certain to be
+        appended, so the server can rewrite the v2 batch header (base offset, partition leader epoch, CRC)
+        with the values the log assigns; it must be a pure function of its arguments.
+        """
         if self.role != LEADER:
             return AppendResult(error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader"))
         if acks not in (ACKS_ALL, 0, 1):
@@ -331,11 +337,13 @@ class PartitionReplica:
             # for the HWM to pass the original batch, as Kafka's delayed produce does)
             base, last, duplicate = check.duplicate_of.first_offset, check.duplicate_of.last_offset, True
         else:
-            appended = LogBatch(base_offset=self.log.log_end_offset, record_count=batch.record_count,
+            base_offset = self.log.log_end_offset
+            payload = batch.payload if stamp is None else stamp(batch.payload, base_offset, self.leader_epoch)
+            appended = LogBatch(base_offset=base_offset, record_count=batch.record_count,
                                 epoch=self.leader_epoch,  # L2
                                 producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
                                 base_sequence=batch.base_sequence, max_timestamp=batch.max_timestamp,
-                                payload=batch.payload)
+                                payload=payload)
             self.log.append(appended)
             self.producer_state.update(appended)
             self._emit("leo", leo=self.log.log_end_offset, role=LEADER, leader_epoch=self.leader_epoch)
@@ -348,6 +356,13 @@ class PartitionReplica:
         self._next_ack_id += 1
         self._pending_acks.append(_PendingAck(self._next_ack_id, base, last))
         return AppendResult(OK, base, last, ack_id=self._next_ack_id, duplicate=duplicate)
+
+    def cancel_ack(self, ack_id: int) -> bool:
+        """Forget a pending acks=all write whose produce request timed out (the server answered it
+        REQUEST_TIMED_OUT); returns whether it was still pending. The write itself stays in the log (L6)."""
+        before = len(self._pending_acks)
+        self._pending_acks = [p for p in self._pending_acks if p.ack_id != ack_id]
+        return len(self._pending_acks) != before
 
     # ------------------------------------------------------------------ leader: follower fetch (L8-L10)
     def _epoch_error(self, request_epoch: int) -> KafkaError | None:

@@ -11,6 +11,7 @@ from reference_impl.protocol.replica import FOLLOWER, LEADER, NO_ROLE, Partition
 from reference_impl.protocol.replica_messages import (
     LATEST_TIMESTAMP,
     DeleteLog,
+    ProduceBatch,
     ReplicaConfig,
     StartFetching,
     StopFetching,
@@ -290,3 +291,40 @@ def test_t4_same_leader_same_epoch_is_a_noop_and_l17_ignores_old_pe():
     old.partition_epoch = 1
     assert d.replicas[2].apply_metadata(old, 0) == [] and d.replicas[2].isr == [1, 2]
     assert d.replicas[2].role == FOLLOWER
+
+
+def test_stamp_rewrites_the_payload_with_assigned_offset_and_epoch():
+    d = Driver(min_isr=1, leader_epoch=4)
+    d.produce(b"x", acks=1)
+    res = d.leader.append_as_leader(ProduceBatch(1, b"y"), 1, 0,
+                                    stamp=lambda payload, base, epoch: payload + b"@%d/%d" % (base, epoch))
+    assert res.base_offset == 1 and d.values(1) == [b"x", b"y@1/4"]
+
+
+def test_cancel_ack_and_duplicate_waits_for_the_hwm():
+    d = Driver()
+    first = d.produce(b"a", producer_id=9, producer_epoch=0, base_sequence=0)
+    retry = d.produce(b"a", producer_id=9, producer_epoch=0, base_sequence=0)
+    assert retry.duplicate and retry.pending and retry.base_offset == first.base_offset == 0
+    assert d.leader.cancel_ack(first.ack_id) and not d.leader.cancel_ack(first.ack_id)
+    d.round()
+    d.round()
+    assert [(a.ack_id, a.error.name) for a in d.leader.drain_completed_acks()] == [(retry.ack_id, None)]
+    late = d.produce(b"a", producer_id=9, producer_epoch=0, base_sequence=0)
+    assert late.duplicate and not late.pending and late.error.ok  # already below the HWM: answered at once
+
+
+def test_consumer_reads_stop_at_the_hwm_and_need_the_leader():
+    d = Driver()
+    d.produce(b"a", acks=1)
+    d.produce(b"b", acks=1)
+    assert d.leader.read_committed(0, 1000).batches == ()
+    d.round()
+    d.fetch(2)
+    d.fetch(3)
+    assert d.leader.high_watermark == 2
+    d.produce(b"c", acks=1)
+    assert [b.payload for b in d.leader.read_committed(0, 1000).batches] == [b"a", b"b"]
+    assert d.leader.read_committed(5, 1000).error.code == Errors.OFFSET_OUT_OF_RANGE
+    assert d.replicas[2].read_committed(0, 1000).error.code == Errors.NOT_LEADER_OR_FOLLOWER
+    assert d.leader.read_committed(0, 1000, current_leader_epoch=0).error.code == Errors.FENCED_LEADER_EPOCH
