@@ -18,6 +18,8 @@ Returns::
 Checkers run: ``queue`` (``checkers/queue_checker.py``), ``invariants`` (``checkers/invariants``; every
 invariant ``unknown`` without a trace), ``linear`` (the linearizability engine in a subprocess, model
 ``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``).
+A checker result with ``"counted": false`` (the invariants without a trace) is reported but left out of
+the verdict.
 A checker that raises yields ``unknown`` with the error (``checkers.base.run_checker``), never a crash.
 Malformed history lines do not change the verdict by themselves (they are listed); a history with no
 usable op at all is ``unknown``.
@@ -97,7 +99,8 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
     checkers = default_checkers(spec, trace_path is not None and os.path.exists(trace_path), profile, options)
     results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
     spec.pop("_history_path", None)
-    verdicts = [r["valid"] for r in results.values()]
+    # A checker that could not run for lack of input (invariants without a trace) is listed, not counted.
+    verdicts = [r["valid"] for r in results.values() if r.get("counted", True)]
     if not ops:
         verdicts.append("unknown")
     queue = results.get("queue", {})

@@ -519,6 +519,18 @@ def queue_anomalies(ops: list[dict], options: dict | None = None) -> dict[str, l
     return anomalies_of(a)
 
 
+_CACHE: dict[str, Any] = {}
+
+
+def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
+    """``queue_anomalies(ops, {"cycles": False})`` computed once per history object (several checkers read
+    the same results during one ``check_run``)."""
+    key = (id(ops), len(ops))
+    if _CACHE.get("key") != key or _CACHE.get("ops") is not ops:
+        _CACHE.update(key=key, ops=ops, result=queue_anomalies(ops, {"cycles": False}))
+    return _CACHE["result"]
+
+
 def anomalies_of(a: QueueAnalysis) -> dict[str, list[dict]]:
     """Like ``queue_anomalies`` on an already built analysis (the checker reuses it for details)."""
     res: dict[str, list[dict]] = {}

@@ -1,0 +1,114 @@
+"""Protocol invariants over hand-built traces (PROTOCOL.md section 4; scenario 5.1 Last Replica Standing)."""
+
+from checkers.invariants import check_invariants
+
+T, P = "kraftcheck", 0
+
+
+def ctl(t, line, **state):
+    base = {"replicas": [1, 2, 3], "isr": [1, 2, 3], "leader": 1, "leader_epoch": 1, "partition_epoch": 1,
+            "adding": [], "removing": [], "elr": [], "last_known_elr": []}
+    base.update(state)
+    return {"time": t, "node": "controller", "kind": "metadata_applied", "source": "controller", "topic": T,
+            "partition": P, "_line": line, **base}
+
+
+def rep(t, line, replica, kind, **attrs):
+    return {"time": t, "node": f"b{replica}", "kind": kind, "topic": T, "partition": P, "replica": replica,
+            "_line": line, **attrs}
+
+
+def reg(t, line, broker, epoch, prev):
+    return {"time": t, "node": "controller", "kind": "registered", "source": "controller", "broker": broker,
+            "broker_epoch": epoch, "previous_broker_epoch": prev, "_line": line}
+
+
+def fence(t, line, broker, kind="fenced"):
+    return {"time": t, "node": "controller", "kind": kind, "source": "controller", "broker": broker, "_line": line}
+
+
+def healthy():
+    return [
+        reg(0, 1, 1, 10, None), reg(1, 2, 2, 11, None), reg(2, 3, 3, 12, None),
+        fence(3, 4, 1, "unfenced"), fence(3, 5, 2, "unfenced"), fence(3, 6, 3, "unfenced"),
+        ctl(5, 7),
+        rep(6, 8, 1, "leader_epoch_start", leader_epoch=1, leso=0, hwm=0, leo=0),
+        rep(7, 9, 1, "leo", leo=1, role="leader", leader_epoch=1),
+        rep(8, 10, 2, "leo", leo=1, role="follower", leader_epoch=1),
+        rep(9, 11, 3, "leo", leo=1, role="follower", leader_epoch=1),
+        rep(10, 12, 1, "hwm", hwm=1, role="leader", leader_epoch=1),
+    ]
+
+
+def lrs():
+    """PROTOCOL.md 5.1 under v3.5: 2 and 3 fenced, 1 crash-lossy, restarts empty and is re-elected."""
+    return healthy() + [
+        fence(20, 13, 2), ctl(20, 14, isr=[1, 3], partition_epoch=2),
+        fence(21, 15, 3), ctl(21, 16, isr=[1], partition_epoch=3),
+        fence(30, 17, 1), ctl(30, 18, isr=[1], leader=-1, leader_epoch=2, partition_epoch=4),
+        reg(40, 19, 1, 20, 10),
+        rep(41, 20, 1, "leo", leo=0, role="none", leader_epoch=2),
+        fence(42, 21, 1, "unfenced"), ctl(42, 22, isr=[1], leader=1, leader_epoch=3, partition_epoch=5),
+        rep(43, 23, 1, "leader_epoch_start", leader_epoch=3, leso=0, hwm=0, leo=0),
+    ]
+
+
+def test_healthy_trace_is_valid_where_observable():
+    res = check_invariants({"variant": "v3.5", "min_isr": 2}, [], healthy())
+    inv = res["invariants"]
+    for name in ("I1", "I9", "I11", "I12"):
+        assert inv[name]["valid"] is True, (name, inv[name])
+    assert inv["I4"]["valid"] == "unknown" and inv["I4"]["covered"] is False
+    assert res["violated"] == []
+
+
+def test_last_replica_standing_v35_violates_i1_i2_i13_with_events():
+    res = check_invariants({"variant": "v3.5", "min_isr": 2}, [], lrs())
+    inv = res["invariants"]
+    assert inv["I1"]["valid"] is False
+    lines = [e["line"] for e in inv["I1"]["violations"][0]["events"]]
+    assert lines == [23, 12]  # the empty leader's start and the hwm event that set the True HWM
+    assert inv["I2"]["valid"] is False and inv["I13"]["valid"] is False
+    assert inv["I9"]["valid"] is True  # the sole fenced member may stay in the ISR under v3.5
+    assert res["valid"] is False
+
+
+def test_lrs_is_a_known_issue_when_the_profile_says_so():
+    res = check_invariants({"variant": "v3.5", "min_isr": 2}, [], lrs(), loss_status="known-issue")
+    assert res["invariants"]["I1"]["status"] == "known-issue"
+    assert "I1" in res["known_issues"]
+    assert res["valid"] != False  # noqa: E712 - unknown or True, never invalid
+
+
+def test_kip966_controller_sanity_and_recovery_quorum():
+    trace = healthy() + [ctl(20, 13, isr=[1], elr=[1, 3], partition_epoch=2),
+                         ctl(21, 14, isr=[], elr=[], last_known_elr=[3], leader=-1, leader_epoch=2,
+                             partition_epoch=3)]
+    inv = check_invariants({"variant": "kip966", "min_isr": 2}, [], trace)["invariants"]
+    assert inv["I9"]["valid"] is False and "intersects" in inv["I9"]["violations"][0]["detail"]
+    assert inv["I8"]["valid"] is False
+
+
+def test_epoch_and_hwm_rules():
+    trace = healthy() + [ctl(20, 13, isr=[1, 2], partition_epoch=3),   # PE jumped 1 -> 3
+                         rep(21, 14, 1, "hwm", hwm=0, role="leader", leader_epoch=1)]  # lowered HWM
+    inv = check_invariants({"variant": "kip966", "min_isr": 2}, [], trace)["invariants"]
+    assert inv["I11"]["valid"] is False
+    assert inv["I12"]["valid"] is False
+
+
+def test_history_parts_acked_beyond_true_hwm():
+    ops = [{"index": 0, "time": 5, "type": "invoke", "process": 0, "f": "send", "value": [0, 7]},
+           {"index": 1, "time": 9, "type": "ok", "process": 0, "f": "send", "value": [0, [0, 7]]}]
+    inv = check_invariants({"variant": "kip966", "topic": T}, ops, healthy())["invariants"]
+    assert inv["I14"]["valid"] is False  # acknowledged at t=9, the HWM passed offset 0 only at t=10
+    ops[1]["time"] = 11
+    inv = check_invariants({"variant": "kip966", "topic": T}, ops, healthy())["invariants"]
+    assert inv["I14"]["valid"] is True
+
+
+def test_without_trace_everything_trace_based_is_unknown():
+    res = check_invariants({}, [], [], trace_given=False)
+    assert res["invariants"]["I1"]["valid"] == "unknown"
+    assert res["invariants"]["I1"]["reason"] == "no trace given"
+    assert res["valid"] == "unknown"
