@@ -13,6 +13,16 @@ Soft state (not replicated, as in Kafka's BrokerHeartbeatManager): the time of e
 and the metadata offset it reported. A new controller starts it afresh; ``check_session_timeouts`` gives a
 broker it has never heard from a full session from its first call.
 
+Server guide (one asyncio task owns the controller; every call below returns a ``ControllerResult``):
+
+- requests: ``register_broker``, ``heartbeat`` (``metadata_offset`` = the last metadata offset the broker
+  has applied), ``alter_partition``, ``create_topic``, ``alter_partition_reassignments``,
+  ``list_partition_reassignments`` (a query, returns a dict), ``elect_leaders``, ``set_config``;
+- timers: ``check_session_timeouts(now_ms)`` (repeat until no records), ``maybe_unclean_elect()``,
+  ``advance_incremental_reassignments()`` (KIP-435 mode), K7's ``balanced_unclean_recovery``;
+- for each result: append ``records`` to the log (fsync, C1), ``replay`` each at its offset, then send
+  ``response``. An empty ``records`` means answer at once.
+
 Offsets: ``next_offset`` is the offset the next appended record gets. A broker's epoch is the offset of its
 ``RegisterBrokerRecord`` (C4), so the server must assign offsets contiguously from ``next_offset`` (``replay``
 without an offset does exactly that).
@@ -270,9 +280,10 @@ class Controller:
                     reg.fenced = record.fenced
                 if record.in_controlled_shutdown is not None:
                     reg.in_controlled_shutdown = record.in_controlled_shutdown
-                    # C8: the shutdown waits until every other live broker has this record (it is the last of
-                    # its batch, after the leadership moves).
-                    reg.controlled_shutdown_offset = offset + 1 if record.in_controlled_shutdown else None
+                    # C8: the shutdown waits until every other live broker has applied this record (it is the
+                    # last of its batch, after the leadership moves). Metadata offsets are last-applied offsets,
+                    # as in C5's "metadata offset >= registration offset".
+                    reg.controlled_shutdown_offset = offset if record.in_controlled_shutdown else None
         elif isinstance(record, TopicRecord):
             self.topics[record.name] = TopicInfo(record.name, record.topic_id)
             self.topic_names[record.topic_id] = record.name

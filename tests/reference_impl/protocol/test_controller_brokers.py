@@ -124,7 +124,7 @@ def test_scenario28_controlled_shutdown_moves_leadership_before_shutdown_now():
     assert reg.in_controlled_shutdown and not reg.fenced  # C8: CONTROLLED_SHUTDOWN, still unfenced
     assert current(ctl) == state([1, 2, 3], [2, 3], 2, 2, 2)  # leadership moved away first
     cs_offset = reg.controlled_shutdown_offset
-    assert cs_offset == ctl.next_offset
+    assert cs_offset == ctl.last_offset  # the offset of the registration change, last of its batch
     # C9: 2 and 3 have not reached the controlled-shutdown offset yet.
     ctl.heartbeat(2, epoch(ctl, 2), want_fence=False, want_shutdown=False, metadata_offset=cs_offset - 1, now_ms=1)
     ctl.heartbeat(3, epoch(ctl, 3), want_fence=False, want_shutdown=False, metadata_offset=cs_offset, now_ms=1)
