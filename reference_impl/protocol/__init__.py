@@ -77,36 +77,59 @@ K11   explanatory (no code): the leader's Maximal ISR may miss ELR members (repl
 K12   ``elr.next_elr`` (ELR minus the new ISR)
 ====  =======================================================================================================
 
-Replica side -- BEGIN REPLICA SECTION (owned and edited by the replica engineer; the entries below are a
-provisional draft by the controller engineer, read off the modules' own rule citations)
+Replica side -- BEGIN REPLICA SECTION (owned and edited by the replica engineer)
+
+Status: all L, F, T and B rules are implemented; tests are in ``tests/reference_impl/protocol/``
+(``test_replica_scenarios`` = PROTOCOL.md 6 scenarios, ``test_replica_isr`` = L12-L16 with each L14/L15
+condition failing alone, ``test_divergence`` = 6.6 cases A-H, ``test_replica_property`` = hypothesis
+interleavings, plus ``test_log``, ``test_producer_state``, ``test_metadata_image``, ``test_broker``).
 
 ====  =======================================================================================================
-L1    ``replica.PartitionReplica.append_as_leader``
-L2    ``replica.PartitionReplica.append_as_leader``
-L3    ``replica.PartitionReplica._maybe_advance_hwm``
-L4    ``replica.PartitionReplica._maybe_advance_hwm``
-L5    ``replica.PartitionReplica._complete_acks`` / ``_verdict``
-L6    ``replica.PartitionReplica._verdict`` (nacked records may still commit)
-L7    ``replica.PartitionReplica.append_as_leader`` (acks=1)
-L8    ``replica.PartitionReplica._epoch_error`` / ``handle_follower_fetch``
-L9    ``divergence.diverging_epoch``, ``replica.PartitionReplica.handle_follower_fetch``
-L10   ``replica.PartitionReplica.handle_follower_fetch`` / ``FollowerState.record_fetch``
-L11   ``divergence.end_offset_for_epoch``
-L12   ``replica.PartitionReplica.maybe_change_isr``
-L13   ``replica.PartitionReplica.maybe_change_isr``
-L14   ``replica.PartitionReplica._lagging``
-L15   ``replica.PartitionReplica._may_join_isr``
-L16   ``replica.PartitionReplica.handle_alter_partition_response``
-L17   ``replica.PartitionReplica.apply_metadata``
-L18   ``replica.PartitionReplica.list_offsets``
-F1    ``replica.PartitionReplica.build_fetch``
-F2    ``replica.PartitionReplica.handle_fetch_response``
-F3    ``divergence.truncation_offset``, ``replica.PartitionReplica._truncate_diverged``
-F4    ``replica.PartitionReplica.handle_fetch_response``
-F5    ``replica.PartitionReplica`` (followers never compute a HWM)
-T1-T7 ``metadata_image.classify`` / ``MetadataImage.apply_batch`` and ``replica.PartitionReplica.apply_metadata``
-B1-B5 ``broker.BrokerLifecycle`` (``start``, ``recovery_complete``, ``build_heartbeat``, ``shutdown_complete``,
-      ``crash``)
+L1    ``replica.PartitionReplica.append_as_leader`` (committed ISR size, as Kafka; TLA+ uses Maximal ISR)
+L2    ``replica.PartitionReplica.append_as_leader`` (LogBatch.epoch = current LE)
+L3    ``replica.PartitionReplica._maybe_advance_hwm`` (over the Maximal ISR; a member without a fetch in this
+      LE blocks; never lowered)
+L4    ``replica.PartitionReplica._maybe_advance_hwm`` (``variant="kip966"``: committed ISR >= MinISR)
+L5    ``replica.PartitionReplica._complete_acks`` / ``_verdict`` / ``_renounce_leadership``;
+      verdicts via ``drain_completed_acks``
+L6    no code: a nacked write stays in the log and may commit (scenario 3 test)
+L7    ``replica.PartitionReplica.append_as_leader`` (acks 0/1 answered after the local append)
+L8    ``replica.PartitionReplica._epoch_error`` (UNKNOWN / FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER)
+L9    ``divergence.diverging_epoch`` called by ``PartitionReplica.handle_follower_fetch`` (no state update)
+L10   ``replica.FollowerState.record_fetch`` from ``handle_follower_fetch``
+L11   ``divergence.end_offset_for_epoch`` (``Log.end_offset_for_epoch``)
+L12   ``replica.PartitionReplica.maybe_change_isr`` (one in flight; only real changes;
+      ``pending_alter_partition`` for resending)
+L13   ``replica.PartitionReplica.maybe_change_isr`` (Maximal ISR = ISR + proposed at once)
+L14   ``replica.PartitionReplica._lagging`` (no fetch, or not caught up, within replica_lag_time_max_ms)
+L15   ``replica.PartitionReplica._may_join_isr`` (a)-(d); fenced/shutting-down brokers excluded via the
+      ``ineligible`` argument (``MetadataImage.ineligible_brokers``)
+L16   ``replica.PartitionReplica.handle_alter_partition_response`` (ignore foreign/stale, rollback on error;
+      a reply with another LE keeps the change in flight until the metadata arrives, as Kafka)
+L17   ``replica.PartitionReplica.apply_metadata`` (PE must increase; clears the pending AP)
+L18   ``replica.PartitionReplica.list_offsets`` (OFFSET_NOT_AVAILABLE while HWM < LESO)
+F1    ``replica.PartitionReplica.build_fetch`` (+ ``abandon_fetch`` for a fetch lost without reply)
+F2    ``replica.PartitionReplica.handle_fetch_response`` (drops; error -> backoff)
+F3    ``divergence.truncation_offset``, ``replica.PartitionReplica._truncate_diverged`` (producer state rebuilt;
+      the HWM is lowered to the cut as Kafka does, where the TLA+ leaves it)
+F4    ``replica.PartitionReplica.handle_fetch_response`` (HWM = min(leader HWM, LEO); may decrease)
+F5    ``replica.PartitionReplica`` (only the leader path computes a HWM)
+T1    ``replica.PartitionReplica.apply_metadata`` -> ``StopFetching``, ``DeleteLog``; nacks pending writes
+T2    ``replica.PartitionReplica.apply_metadata`` (HWM/acks recomputed; followers synced to ``replicas``)
+T3    ``replica.PartitionReplica._become_leader`` (LESO, follower reset: all if new, non-ISR if re-elected)
+T4    ``replica.PartitionReplica.apply_metadata`` (no-op)
+T5    ``replica.PartitionReplica.apply_metadata`` -> ``StartFetching(leader, LE)``; renounces leadership
+T6    ``replica.PartitionReplica.apply_metadata`` (role none, ``StopFetching``)
+T7    ``replica.PartitionReplica._epoch_error`` on the leader + F2 on the follower
+T*    materialization and classification: ``metadata_image.MetadataImage.apply_batch``,
+      ``MetadataDelta.transitions_for``, ``metadata_image.classify`` (scenario 25)
+B1    ``broker.BrokerLifecycle.start`` (incarnation from the caller's rng, K4 marker epoch)
+B2    ``broker.BrokerLifecycle.recovery_complete`` / ``build_heartbeat`` (want_fence until caught up to its
+      own registration) / ``handle_heartbeat_response`` (RECOVERY -> RUNNING on unfence)
+B3    consequence of C3 + T-rules: a restarted replica is a follower outside the ISR until L15 (replica tests)
+B4    ``broker.BrokerLifecycle.shutdown_complete`` (marker epoch), ``PartitionReplica.shutdown`` (flush,
+      HWM checkpoint, nacks); ``crash`` for unclean stops; page-cache loss is the server's/FUSE's business
+B5    ``replica.PartitionReplica.__init__`` (no truncation at boot; HWM from the checkpoint)
 ====  =======================================================================================================
 
 END REPLICA SECTION

@@ -217,7 +217,7 @@ class World:
         assert len({tuple(x.payload for x in log.batches()) for log in self.logs.values()}) == 1
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["v3.5", "kip966"]), st.integers(1, 2), st.data())
 def test_random_interleavings_keep_committed_offsets(variant, min_isr, data):
     world = World(variant, min_isr)
