@@ -1,0 +1,122 @@
+"""Exports of a history for Jepsen-ecosystem tools: EDN, Jepsen-style JSON, Parquet.
+
+Both EDN and JSON use Jepsen's Kafka workload encoding (``jepsen.tests.kafka``), which elle-cli and the
+Jepsen checkers read: client ops become micro-op vectors - a single ``send`` ``[k, [o, v]]`` becomes
+``{:f :send, :value [[:send k [o v]]]}``, a ``poll`` ``{k: [[o v]]}`` becomes ``{:f :poll, :value [[:poll
+{k [[o v]]}]]}``; ``txn`` ops keep their micro-ops; invocations of polls carry ``[[:poll]]``. Keys become
+integers again (JSON objects forced them to strings). Other ops (``assign``, register ops, nemesis ops)
+keep their value; ``process`` ``"nemesis"`` becomes the keyword ``:nemesis``. Extra op fields (``final``,
+``hwm``, ``seek_to_beginning``) are kept, with ``-`` instead of ``_`` in EDN keyword names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from checkers.queue_extract import norm_key
+
+OP_FIELDS = ("index", "time", "type", "process", "f", "value", "node", "error")
+
+
+def _poll_result(d: Any) -> Any:
+    if not isinstance(d, dict):
+        return d
+    return {norm_key(k): v for k, v in d.items()}
+
+
+def jepsen_op(op: dict) -> dict:
+    """One op in Jepsen's Kafka encoding (plain Python; mop names are strings here)."""
+    out = dict(op)
+    f, value, typ = op.get("f"), op.get("value"), op.get("type")
+    if f == "send" and isinstance(value, list) and len(value) == 2:
+        out["value"] = [["send", norm_key(value[0]), value[1]]]
+    elif f == "poll":
+        out["value"] = [["poll"]] if typ == "invoke" or value is None else [["poll", _poll_result(value)]]
+    elif f == "txn" and isinstance(value, list):
+        mops = []
+        for mop in value:
+            if isinstance(mop, list) and mop and mop[0] == "send" and len(mop) == 3:
+                mops.append(["send", norm_key(mop[1]), mop[2]])
+            elif isinstance(mop, list) and mop and mop[0] == "poll":
+                mops.append(["poll"] if len(mop) == 1 else ["poll", _poll_result(mop[1])])
+            else:
+                mops.append(mop)
+        out["value"] = mops
+    elif f == "assign" and isinstance(value, list):
+        out["value"] = [norm_key(k) for k in value]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ EDN
+def _kw(name: str) -> str:
+    return ":" + str(name).replace("_", "-")
+
+
+def _edn(x: Any, mop_names: bool = False) -> str:
+    if x is None:
+        return "nil"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    if isinstance(x, int | float):
+        return repr(x)
+    if isinstance(x, str):
+        return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{_edn(k)} {_edn(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, list | tuple):
+        if mop_names and x and x[0] in ("send", "poll"):
+            return "[" + " ".join([_kw(x[0])] + [_edn(v) for v in x[1:]]) + "]"
+        return "[" + " ".join(_edn(v, mop_names) for v in x) + "]"
+    return _edn(str(x))
+
+
+def op_to_edn(op: dict) -> str:
+    """One op as a Jepsen EDN map."""
+    j = jepsen_op(op)
+    parts = []
+    for k, v in j.items():
+        if v is None and k in ("node", "error"):
+            continue
+        if k in ("type", "f"):
+            parts.append(f"{_kw(k)} {_kw(v)}")
+        elif k == "process":
+            parts.append(f":process {_kw(v) if v == 'nemesis' else _edn(v)}")
+        elif k == "value":
+            parts.append(f":value {_edn(v, mop_names=j.get('f') in ('send', 'poll', 'txn'))}")
+        else:
+            parts.append(f"{_kw(k)} {_edn(v)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def to_edn(ops: list[dict]) -> str:
+    """A Jepsen ``history.edn``: one op map per line."""
+    return "".join(op_to_edn(op) + "\n" for op in ops)
+
+
+def to_jepsen_json(ops: list[dict]) -> str:
+    """A JSON array of ops in Jepsen's Kafka encoding (what elle-cli's JSON reader takes)."""
+    return "[\n" + ",\n".join(json.dumps(jepsen_op(op), default=str) for op in ops) + "\n]\n"
+
+
+def to_parquet(ops: list[dict], path: str) -> int:
+    """Flat Parquet (one row per op; ``value`` and extra fields as JSON text) for Spark; returns rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    cols: dict[str, list] = {k: [] for k in ("index", "time", "type", "process", "f", "value", "node", "error",
+                                             "extra")}
+    for op in ops:
+        cols["index"].append(op.get("index"))
+        cols["time"].append(op.get("time"))
+        cols["type"].append(op.get("type"))
+        cols["process"].append(str(op.get("process")))
+        cols["f"].append(op.get("f"))
+        cols["value"].append(json.dumps(op.get("value")))
+        cols["node"].append(op.get("node"))
+        cols["error"].append(None if op.get("error") is None else str(op.get("error")))
+        extra = {k: v for k, v in op.items() if k not in OP_FIELDS}
+        cols["extra"].append(json.dumps(extra) if extra else None)
+    pq.write_table(pa.table(cols), path)
+    return len(ops)
