@@ -93,7 +93,7 @@ def _run(ops, elr_enabled, unclean, min_isr, rule):
 
 
 op_lists = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 10_000), st.integers(0, 10_000),
-                              st.integers(0, 10_000)), max_size=40)
+                              st.integers(0, 10_000)), max_size=60)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
