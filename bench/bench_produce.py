@@ -3,7 +3,8 @@
 Three configurations, each on a fresh 1-controller + 3-broker cluster with a topic of RF 3 and
 min.insync.replicas 2, driven by confluent-kafka (librdkafka, so the client is not the bottleneck):
 
-- ``acks=all``: the real cost of replication (L5: the answer waits for the HWM to pass the batch);
+- ``acks=all`` (idempotent, librdkafka's default with acks=all; and not idempotent): the real cost of
+  replication (L5: the answer waits for the HWM to pass the batch);
 - ``acks=1``: the leader answers after its local append (L7), followers still replicate;
 - ``acks=all + inject.bug=ack-before-replication``: a broker that acks without waiting for replication.
 
@@ -28,7 +29,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def run_one(label: str, acks: str, broker_bug: str | None, records: int, size: int, linger_ms: int) -> dict:
+def run_one(label: str, acks: str, broker_bug: str | None, records: int, size: int, linger_ms: int,
+            idempotence: bool | None = None) -> dict:
     """Start a cluster, produce ``records`` values, stop the cluster; return the figures."""
     import confluent_kafka
     from kafka.admin import KafkaAdminClient
@@ -44,13 +46,13 @@ def run_one(label: str, acks: str, broker_bug: str | None, records: int, size: i
             admin.create_topics({"bench": {"num_partitions": 1, "replication_factor": 3}})
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
-                part = admin.describe_topics(["bench"])[0]["partitions"][0]
-                if len(part["isr_nodes"]) == 3:
+                parts = admin.describe_topics(["bench"])[0]["partitions"]
+                if parts and len(parts[0]["isr_nodes"]) == 3:
                     break
                 time.sleep(0.1)
             admin.close()
             producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap, "acks": acks,
-                                                 "linger.ms": linger_ms, "enable.idempotence": acks == "all"})
+                                                 "linger.ms": linger_ms, "enable.idempotence": acks == "all" if idempotence is None else idempotence})
             latencies: list[float] = []
             errors = [0]
             payload = b"x" * size
@@ -90,14 +92,17 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--linger-ms", type=int, default=5)
     args = parser.parse_args()
-    rows = [run_one("acks=all RF3 MinISR2", "all", None, args.records, args.size, args.linger_ms),
-            run_one("acks=1 RF3", "1", None, args.records, args.size, args.linger_ms),
-            run_one("acks=all, bug ack-before-replication", "all", "ack-before-replication", args.records,
-                    args.size, args.linger_ms)]
+    common = (args.records, args.size, args.linger_ms)
+    rows = [run_one("acks=all idempotent", "all", None, *common),
+            run_one("acks=all not idempotent", "all", None, *common, idempotence=False),
+            run_one("acks=1", "1", None, *common),
+            run_one("acks=all idempotent, ack-before-replication", "all", "ack-before-replication", *common),
+            run_one("acks=all not idemp., ack-before-replication", "all", "ack-before-replication", *common,
+                    idempotence=False)]
     print(f"records={args.records} size={args.size}B linger.ms={args.linger_ms} (1 partition, loopback)")
-    print(f"{'configuration':40} {'acked':>8} {'err':>4} {'rec/s':>9} {'MB/s':>6} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'configuration':46} {'acked':>8} {'err':>4} {'rec/s':>9} {'MB/s':>6} {'p50 ms':>8} {'p99 ms':>8}")
     for r in rows:
-        print(f"{r['label']:40} {r['records']:8d} {r['errors']:4d} {r['rate']:9.0f} {r['mb_s']:6.2f} "
+        print(f"{r['label']:46} {r['records']:8d} {r['errors']:4d} {r['rate']:9.0f} {r['mb_s']:6.2f} "
               f"{r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
 
 
