@@ -132,3 +132,14 @@ def test_python_dash_m_entry_point():
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)) == len(json.loads(CASES.read_text()))
+
+
+SCENARIOS = CASES.parent / "protocol_scenarios.json"
+
+
+@pytest.mark.parametrize("case", json.loads(SCENARIOS.read_text()), ids=lambda c: c["id"])
+def test_scenario_cases_give_their_expected_results(case):
+    """Regression fixtures: PROTOCOL.md / seed scenarios as conformance cases with the expected result
+    (each checked by hand against the seed or scenario it names; see the unit tests for whole flows)."""
+    expected = case.pop("expected")
+    assert run_case(case)["result"] == expected
