@@ -151,6 +151,10 @@ class MetadataImage:
         Unregistered ids are not listed; the controller refuses them too."""
         return {b for b, reg in self.brokers.items() if reg.fenced or reg.in_controlled_shutdown}
 
+    def broker_epochs(self) -> dict[int, int]:
+        """The registered epoch of every broker (for the leader's KIP-903 check, L15/C14)."""
+        return {b: reg.broker_epoch for b, reg in self.brokers.items()}
+
     def caught_up_to(self, offset: int) -> bool:
         """True once every record up to ``offset`` is applied (B2: offset = the broker's own epoch)."""
         return self.offset >= offset

@@ -27,7 +27,7 @@ while the committed ISR has at least MinISR members (L4).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +203,11 @@ class PartitionReplica:
                 self._become_leader(re_elected=previous_role == LEADER, now_ms=now_ms)
             else:
                 self._sync_followers()
+                for r in self.isr:
+                    follower = self.followers.get(r)
+                    if follower is not None and follower.last_fetch_ms is None:
+                        # joined the ISR by a controller change (not our AP): one lag window to fetch (L14)
+                        follower.last_fetch_ms = follower.last_caught_up_ms = now_ms
             # T2 (and the tail of T3): recompute the HWM and the acks it completes.
             self._maybe_advance_hwm()
             return actions
@@ -421,19 +426,23 @@ class PartitionReplica:
         return follower.last_fetch_ms is not None and \
             now_ms - follower.last_fetch_ms <= self.config.replica_lag_time_max_ms
 
-    def maybe_change_isr(self, now_ms: int, ineligible: Collection[int] = ()) -> AlterPartitionRequest | None:
+    def maybe_change_isr(self, now_ms: int, ineligible: Collection[int] = (),
+                         broker_epochs: Mapping[int, int] | None = None) -> AlterPartitionRequest | None:
         """Propose an ISR change if one is due (L12-L15); the caller sends the returned request.
 
-        ``ineligible``: brokers the local metadata shows fenced, shutting down or unregistered (the server
-        passes ``MetadataImage.ineligible_brokers()``); as in Kafka (KIP-841) they are never proposed, since
-        the controller would refuse them anyway (C14).
+        ``ineligible``: brokers the local metadata shows fenced or shutting down (the server passes
+        ``MetadataImage.ineligible_brokers()``). ``broker_epochs``: the registered epoch of each broker
+        (``MetadataImage.broker_epochs()``); a follower whose accepted fetch carried another epoch (an older
+        incarnation, scenario 10) is not proposed. Both mirror Kafka's leader-side eligibility check
+        (KIP-841, KIP-903); without them the controller refuses such proposals anyway (C14).
         """
         if self.role != LEADER or self._pending_ap is not None:
             return None  # L12: one AP in flight at most
         shrink = {r for r in self.isr if r != self.broker_id and r in self.followers
                   and self._lagging(self.followers[r], now_ms)}
         grow = [r for r in self.replicas if r not in self.isr and r not in ineligible
-                and self._may_join_isr(r, now_ms)]
+                and self._may_join_isr(r, now_ms)
+                and (broker_epochs is None or broker_epochs.get(r) == self.followers[r].broker_epoch)]
         proposed = [r for r in self.isr if r not in shrink] + grow
         if set(proposed) == set(self.isr):
             return None  # L12: only a real change is proposed

@@ -98,6 +98,7 @@ def test_brokers_configs_and_catch_up():
     assert image.brokers[1].in_controlled_shutdown and image.ineligible_brokers() == {1, 2}
     assert image.config("topic", "t", "min.insync.replicas") == "2"
     assert image.caught_up_to(7) and not image.caught_up_to(8)
+    assert image.broker_epochs() == {1: 0, 2: 1}
     image.apply_batch([(8, ConfigRecord("topic", "t", "min.insync.replicas", None))])
     assert image.config("topic", "t", "min.insync.replicas", "1") == "1"
 

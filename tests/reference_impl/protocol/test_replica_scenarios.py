@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from reference_impl.protocol.divergence import EpochEndOffset
-from reference_impl.protocol.errors import Errors
+from reference_impl.protocol.errors import Errors, error
 from reference_impl.protocol.log import InMemoryLog, LogBatch
 from reference_impl.protocol.metadata_image import T5_FOLLOWER_NEW_EPOCH, MetadataImage
 from reference_impl.protocol.records import NO_LEADER, PartitionChangeRecord, PartitionRecord, TopicRecord
 from reference_impl.protocol.replica import FOLLOWER, LEADER, NO_ROLE, PartitionReplica
 from reference_impl.protocol.replica_messages import (
     LATEST_TIMESTAMP,
+    AlterPartitionResponse,
     DeleteLog,
+    IsrMember,
     ProduceBatch,
     ReplicaConfig,
     StartFetching,
@@ -328,3 +330,30 @@ def test_consumer_reads_stop_at_the_hwm_and_need_the_leader():
     assert d.leader.read_committed(5, 1000).error.code == Errors.OFFSET_OUT_OF_RANGE
     assert d.replicas[2].read_committed(0, 1000).error.code == Errors.NOT_LEADER_OR_FOLLOWER
     assert d.leader.read_committed(0, 1000, current_leader_epoch=0).error.code == Errors.FENCED_LEADER_EPOCH
+
+
+def test_b3_s10_restarted_replica_rejoins_only_through_l15_under_its_new_epoch():
+    d = Driver(min_isr=1)
+    d.produce(b"a", acks=1)
+    d.round()
+    d.round()
+    d.replicas[3].checkpoint_high_watermark()
+    d.change(isr=[1, 2])  # 3 crashed and was fenced out of the ISR
+    d.produce(b"b", acks=1)
+    # 3 restarts over its (intact) log: no truncation at boot (B5), HWM from the checkpoint
+    restarted = PartitionReplica(3, "t", 0, d.logs[3], d.config, broker_epoch=203)
+    assert (restarted.log_end_offset, restarted.high_watermark, restarted.role) == (1, 1, NO_ROLE)
+    d.replicas[3] = restarted
+    assert d.publish(to=[3]) == {3: [StartFetching(1, 1)]}
+    epochs = {1: 101, 2: 102, 3: 203}
+    # scenario 10: the leader still holds the old incarnation's fetch (epoch 103). Without the epochs it
+    # would propose 3 with 103, which the controller refuses (C14); with them it waits for a new fetch.
+    stale = d.leader.maybe_change_isr(d.now)
+    assert stale.new_isr[-1] == IsrMember(3, 103)
+    d.leader.handle_alter_partition_response(stale, AlterPartitionResponse(error(Errors.INELIGIBLE_REPLICA)), d.now)
+    assert d.leader.maybe_change_isr(d.now, broker_epochs=epochs) is None
+    d.fetch(2)
+    d.fetch(3)
+    d.fetch(3)
+    req = d.leader.maybe_change_isr(d.now, broker_epochs=epochs)
+    assert req.isr_ids == [1, 2, 3] and req.new_isr[-1] == IsrMember(3, 203)  # the new epoch, from its fetch
