@@ -13,7 +13,9 @@ import logging
 import os
 import struct
 import threading
+import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -184,3 +186,97 @@ def test_fuzzed_frames_never_hurt_the_server(caplog):
     # Bad input is a WARNING (one line per closed connection); an ERROR would mean an unexpected failure
     # path inside the server or a handler.
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Against a real broker process (issue 3: "a bounded fuzz run of malformed frames against a broker")
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _socket_count(pid: int) -> int:
+    """Open sockets of ``pid`` (files are not counted: a fuzzed CreateTopics may legitimately create logs)."""
+    return sum(1 for name in _fds(pid) if name.startswith("socket:"))
+
+
+def _fds(pid: int) -> list[str]:
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            pass
+    return sorted(out)
+
+
+@pytest.mark.jepsen
+def test_fuzzed_frames_against_a_broker_process(tmp_path):
+    """1 controller + 1 broker as real processes; 200 fuzzed connections; the broker stays alive, keeps
+    serving a real kafka-python client, and its open sockets return to the baseline (no leak)."""
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import NewTopic
+
+    from reference_impl.server.local_cluster import LocalCluster
+
+    cluster = LocalCluster(str(tmp_path / "cluster"), broker_ids=(1,))
+    try:
+        cluster.start(wait_s=60)
+        broker = cluster.brokers[1]
+        host, port = broker.address.split(":")
+        pid = broker.proc.pid
+        # Create the topic first: this also opens the broker's forwarding link to the controller, so the
+        # socket baseline below includes every long-lived connection the broker keeps.
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=15000)
+        try:
+            admin.create_topics([NewTopic("after-fuzz", num_partitions=1, replication_factor=1)])
+        finally:
+            admin.close()
+        time.sleep(1.0)
+        sockets_before = _socket_count(pid)
+
+        async def one(data: bytes) -> None:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            try:
+                writer.write(data)
+                await writer.drain()
+                if writer.can_write_eof():
+                    writer.write_eof()
+                await asyncio.wait_for(reader.read(), 5)
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.close()
+
+        @settings(max_examples=200, deadline=None, derandomize=True,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @given(data=frames)
+        def example(data):
+            asyncio.run(asyncio.wait_for(one(data), 10))
+            assert broker.proc.poll() is None, "the broker died of input"
+
+        example()
+
+        deadline = time.monotonic() + 10
+        while _socket_count(pid) > sockets_before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _socket_count(pid) <= sockets_before, f"sockets leaked in the broker: {_fds(pid)}"
+
+        # ... and it still serves real clients end to end.
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+        try:
+            offset = producer.send("after-fuzz", value=b"alive", partition=0).get(30).offset
+        finally:
+            producer.close(5)
+        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, group_id=None, auto_offset_reset="earliest")
+        try:
+            consumer.assign([TopicPartition("after-fuzz", 0)])
+            got = []
+            end = time.monotonic() + 20
+            while not got and time.monotonic() < end:
+                for records in consumer.poll(timeout_ms=200).values():
+                    got.extend((r.offset, r.value) for r in records)
+        finally:
+            consumer.close()
+        assert got == [(offset, b"alive")]
+        assert broker.proc.poll() is None
+    finally:
+        cluster.close()

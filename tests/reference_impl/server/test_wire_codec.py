@@ -323,3 +323,19 @@ def test_corrupt_produce_is_answered_corrupt_message_and_not_appended(handlers):
     response = asyncio.run(handlers.handle_produce(decoded))
     assert response.responses[0].partition_responses[0].error_code == 2
     assert handlers.broker.produce_calls == before
+
+
+@pytest.mark.parametrize("version", [1, 4])
+def test_null_in_a_non_nullable_field_is_malformed(handlers, version):
+    """kafka-python decodes a -1 length as None; the codec refuses it as Kafka does (found by fuzzing:
+    a null DescribeConfigs resource list used to reach the handler)."""
+    cls = ALL_APIS[32].request_class
+    req = cls(resources=None, include_synonyms=False, include_documentation=False)
+    req.with_header(correlation_id=1, client_id="c")
+    payload = bytes(req.encode(version=version, header=True))
+    with pytest.raises(codec.MalformedRequest, match="resources"):
+        codec.decode_request(payload, handlers.served)
+    # ... while a nullable one (Metadata topics = null means "all topics") is fine.
+    meta = ALL_APIS[3].request_class(topics=None, allow_auto_topic_creation=False)
+    meta.with_header(correlation_id=2, client_id="c")
+    assert codec.decode_request(bytes(meta.encode(version=12, header=True)), handlers.served).body.topics is None
