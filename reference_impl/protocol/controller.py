@@ -699,9 +699,11 @@ class Controller:
         if not problem.ok:
             return problem, []
         p = self.topics[tp[0]].partitions[tp[1]]
+        topic_id = self.topics[tp[0]].topic_id
         if p.replicas == target and not p.reassigning:
-            return OK, []
-        return OK, [IncrementalReassignmentRecord(self.topics[tp[0]].topic_id, tp[1], tuple(target))]
+            # Already there: nothing to plan (and a pending plan towards another target is dropped).
+            return OK, [IncrementalReassignmentRecord(topic_id, tp[1], None)] if tp in self.incremental else []
+        return OK, [IncrementalReassignmentRecord(topic_id, tp[1], tuple(target))]
 
     def advance_incremental_reassignments(self) -> ControllerResult:
         """KIP-435 driver, called periodically and after each replay: for partitions with a final target

@@ -13,7 +13,7 @@ from reference_impl.protocol.partition_change import CompletionRule, Election
 from reference_impl.protocol.records import NO_LEADER, PartitionChangeRecord, RegisterBrokerRecord
 
 BROKERS = (1, 2, 3, 4, 5)
-OPS = ("fence", "unfence", "register", "ap", "reassign", "cancel", "elect", "shutdown", "timeout")
+OPS = ("fence", "unfence", "register", "ap", "reassign", "cancel", "elect", "shutdown", "timeout", "advance")
 
 
 def _apply_checked(ctl: Controller, result, seen_epochs: list[int]) -> None:
@@ -36,9 +36,11 @@ def _apply_checked(ctl: Controller, result, seen_epochs: list[int]) -> None:
     assert ctl.invariant_violations() == []
 
 
-def _run(ops, elr_enabled, unclean, min_isr, rule):
+def _run(ops, elr_enabled, unclean, min_isr, rule, incremental=False):
     ctl = Controller(ControllerConfig(min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean,
-                                      completion_rule=rule, session_timeout_ms=50))
+                                      completion_rule=rule, session_timeout_ms=50,
+                                      incremental_reassignment=incremental, parallel_replica_count=1,
+                                      parallel_partition_count=2, parallel_leader_movements=1))
     seen: list[int] = []
     for b in BROKERS:
         _apply_checked(ctl, ctl.register_broker(b, f"i{b}"), seen)
@@ -80,6 +82,8 @@ def _run(ops, elr_enabled, unclean, min_isr, rule):
             result = ctl.alter_partition_reassignments({tp: None})
         elif op == "elect":
             result = ctl.elect_leaders(Election.PREFERRED if z % 2 else Election.UNCLEAN, [tp])
+        elif op == "advance":
+            result = ctl.advance_incremental_reassignments()
         elif op == "shutdown":
             result = ctl.heartbeat(b, reg.epoch, want_fence=False, want_shutdown=True,
                                    metadata_offset=ctl.next_offset, now_ms=now)
@@ -107,3 +111,9 @@ def test_v35_random_operations_keep_i9_i11(ops, unclean, min_isr, rule):
 @given(ops=op_lists, unclean=st.booleans(), min_isr=st.integers(1, 3))
 def test_kip966_random_operations_keep_k1_i11(ops, unclean, min_isr):
     _run(ops, True, unclean, min_isr, CompletionRule.MIN_ISR)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=op_lists, elr=st.booleans(), min_isr=st.integers(1, 3))
+def test_incremental_reassignment_random_operations_keep_invariants(ops, elr, min_isr):
+    _run(ops, elr, False, min_isr, CompletionRule.MIN_ISR, incremental=True)
