@@ -1,6 +1,9 @@
 """KIP-435 (seed 002): the incremental planner, the batch collector, and the controller's driver that runs
 every step through the ordinary reassignment rules (C16-C21)."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from reference_impl.protocol.reassignment import ReassignmentStep, collect_batch, plan_next_step, plan_steps
 from reference_impl.protocol.records import IncrementalReassignmentRecord
 
@@ -134,3 +137,30 @@ def test_incremental_cancel_reverts_only_the_running_step():
     assert current(ctl) == state([0, 1, 2, 3, 4], [0, 1, 2, 3, 4], 0, 2, 3)
     assert ctl.list_partition_reassignments() == {}
     assert ctl.advance_incremental_reassignments().records == []
+
+
+# -- planner properties -------------------------------------------------------------------------------------
+
+brokers_lists = st.lists(st.integers(0, 12), min_size=1, max_size=7, unique=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(current=brokers_lists, final=brokers_lists, r=st.integers(1, 4), min_isr=st.integers(1, 3),
+       isr_size=st.integers(1, 7))
+def test_planner_converges_within_limits(current, final, r, min_isr, isr_size):
+    isr = current[:isr_size]
+    steps = plan_steps(current, final, leader=current[0], parallel_replica_count=r, min_isr=min_isr, isr=isr)
+    if current == final:
+        assert steps == []
+        return
+    assert steps[-1].target == tuple(final) and steps[-1].last
+    assert all(not s.last for s in steps[:-1])
+    for i, s in enumerate(steps):
+        assert len(set(s.target)) == len(s.target) and s.target, "a step target is a valid replica list"
+        assert len(s.dropped) <= r, "at most R replicas dropped per step"
+        if s.dropped:
+            assert len(s.added) <= r, "at most R replicas added by a regular step"
+        # The replica count never falls below where the move is heading or started (no redundancy dip).
+        assert len(s.target) >= min(len(current), len(final))
+        prev = tuple(current) if i == 0 else steps[i - 1].target
+        assert s.target != prev, "every step makes progress"
