@@ -278,5 +278,11 @@ def test_fuzzed_frames_against_a_broker_process(tmp_path):
             consumer.close()
         assert got == [(offset, b"alive")]
         assert broker.proc.poll() is None
+        # Bad input is logged as one warning line per closed connection, never as a traceback (which
+        # would mean a handler or a services method failed on input that passed the codec).
+        for node in cluster.nodes():
+            with open(node.log_path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            assert "Traceback" not in text, f"{node.role}-{node.node_id} logged a traceback:\n{text[-3000:]}"
     finally:
         cluster.close()
