@@ -472,8 +472,9 @@ class Controller:
         leader the first of them (Kafka)."""
         if name in self.topics:
             return ControllerResult([], CreateTopicResponse(error(Errors.TOPIC_ALREADY_EXISTS, name)))
-        if not name or any(c not in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
-                           for c in name):
+        # Kafka's topic name rules: 1-249 of [a-zA-Z0-9._-], not "." or "..".
+        if not name or len(name) > 249 or name in (".", "..") or any(
+                c not in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-" for c in name):
             return ControllerResult([], CreateTopicResponse(error(Errors.INVALID_TOPIC_EXCEPTION, name)))
         live = [b for b in sorted(self.brokers) if self._acceptor()(b)]
         if assignment is None:

@@ -164,3 +164,5 @@ def test_create_topic_places_replicas_and_validates():
     assert ctl.create_topic("b", replication_factor=5).response.error.code == Errors.INVALID_REPLICATION_FACTOR
     assert ctl.create_topic("c", assignment={0: [1, 1]}).response.error.code == Errors.INVALID_REPLICA_ASSIGNMENT
     assert ctl.create_topic("d", assignment={0: [1, 9]}).response.error.code == Errors.INVALID_REPLICA_ASSIGNMENT
+    for bad in ("", "..", "a/b", "x" * 250):
+        assert ctl.create_topic(bad).response.error.code == Errors.INVALID_TOPIC_EXCEPTION
