@@ -286,24 +286,64 @@ class RefCluster:
 
     # -- Kafka admin -----------------------------------------------------------------------------
 
-    def _admin(self, timeout_s: float = 5.0) -> Any:
+    def _admin(self, servers: list[str], timeout_s: float = 5.0) -> Any:
         from kafka import KafkaAdminClient
 
         ms = int(timeout_s * 1000)
-        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers(), request_timeout_ms=ms,
-                                bootstrap_timeout_ms=ms, reconnect_backoff_max_ms=500,
+        return KafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=ms,
+                                bootstrap_timeout_ms=min(ms, 3000), reconnect_backoff_max_ms=500,
                                 client_id="kraftcheck-admin")
 
+    def admin_call(self, fn: Any, timeout_s: float = 5.0) -> Any:
+        """Run ``fn(admin, broker_id)`` on an admin client bootstrapped from one broker at a time.
+
+        kafka-python sends an admin request to a random known broker; with a broker down (still listed
+        until its session times out) that request may go to the dead one and fail. Asking the brokers one
+        by one, each about itself (``broker_id``), keeps Metadata readable whenever any broker answers.
+        Raises the last error when none does.
+        """
+        nodes = sorted(self.brokers(), key=lambda n: not self._running_quietly(n))  # running ones first
+        last: BaseException | None = None
+        for node in nodes:
+            try:
+                admin = self._admin([self.address(node)], timeout_s)
+            except Exception as exc:
+                last = exc
+                continue
+            try:
+                return fn(admin, self.node_id(node))
+            except Exception as exc:
+                last = exc
+            finally:
+                try:
+                    admin.close()
+                except Exception:
+                    pass
+        raise last if last is not None else ClusterError("no brokers")
+
+    def metadata(self, topics: list[str] | None = None) -> dict[str, Any]:
+        """A Metadata response (as a dict) from the first broker that answers, about ``topics`` ([] = none)."""
+        from kafka.protocol.metadata import MetadataRequest
+
+        def fetch(admin: Any, broker_id: int) -> dict[str, Any]:
+            topic = MetadataRequest.MetadataRequestTopic
+            request = MetadataRequest(topics=[topic(name=t) for t in (topics or [])],
+                                      allow_auto_topic_creation=False)
+
+            async def send() -> Any:
+                return await admin._manager.send(request, node_id=broker_id)
+
+            return admin._manager.run(send).to_dict()
+
+        return self.admin_call(fetch)
+
     def metadata_brokers(self) -> set[int]:
-        """Broker ids in a Metadata response (registered and unfenced, as KRaft reports them)."""
-        admin = self._admin()
-        try:
-            # kafka-python's describe_cluster asks DescribeCluster with include_fenced_brokers=True;
-            # readiness needs Metadata's view, which lists unfenced brokers only.
-            metadata = admin._manager.run(admin._get_cluster_metadata, [])
-            return {int(b["node_id"]) for b in metadata["brokers"]}
-        finally:
-            admin.close()
+        """Broker ids in a Metadata response (registered and unfenced, as KRaft reports them).
+
+        (kafka-python's ``describe_cluster`` asks DescribeCluster with include_fenced_brokers=True;
+        readiness needs Metadata's view, which lists unfenced brokers only.)
+        """
+        return {int(b["node_id"]) for b in self.metadata([])["brokers"]}
 
     def create_topic(self, topic: str, partitions: int, replication_factor: int,
                      timeout_s: float = 30.0) -> None:
@@ -312,14 +352,14 @@ class RefCluster:
         from kafka.admin import NewTopic
 
         deadline = time.monotonic() + timeout_s
-        admin = self._admin()
-        try:
+
+        def create(admin: Any, broker_id: int) -> None:
             try:
                 admin.create_topics([NewTopic(topic, partitions, replication_factor)])
             except errors.TopicAlreadyExistsError:
                 pass
-        finally:
-            admin.close()
+
+        self.admin_call(create)
         while time.monotonic() < deadline:
             try:
                 leaders = self.leaders(topic)
@@ -336,11 +376,7 @@ class RefCluster:
 
     def partitions(self, topic: str) -> dict[int, dict[str, Any]]:
         """Partition -> ``{"leader", "replicas", "isr", "leader_epoch"}`` from Metadata."""
-        admin = self._admin()
-        try:
-            topics = admin.describe_topics([topic])
-        finally:
-            admin.close()
+        topics = self.metadata([topic])["topics"]
         out: dict[int, dict[str, Any]] = {}
         for t in topics:
             if t.get("name") != topic:

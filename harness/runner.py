@@ -324,6 +324,8 @@ class Runner:
         interpreter = Interpreter(run, queue.client_factory(spec, cluster, run), spec["concurrency"],
                                   spec["op_timeout_s"], node_for=queue.node_for(cluster))
         teardown.add("clients", interpreter.close)
+        # Runs first on an interrupt: workers stop invoking before anything they use is torn down.
+        teardown.add("stop-workers", interpreter.stop)
         main_s = spec["time_limit_s"]
         with RunProgress(main_s, "main phase", enabled=self.progress) as progress:
             interpreter.on_complete = progress.on_complete
