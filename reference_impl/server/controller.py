@@ -101,8 +101,14 @@ class Controller:
             return
         offsets = self.mlog.append(records)
         for record, offset in zip(records, offsets, strict=True):
+            before = None
+            if isinstance(record, rec.PartitionChangeRecord):
+                state = self.core.partition_state(record.topic_id, record.partition_id)
+                before = state.copy() if state is not None else None
             self.core.replay(record, offset)
             self._trace_record(record, offset)
+            if before is not None:
+                self._trace_election(record, before, offset)
         self.tracer.drain(self.core.drain_events())
         if self._appended is not None and not self._appended.done():
             self._appended.set_result(None)
@@ -129,6 +135,18 @@ class Controller:
             self.tracer.emit("broker_registration_change", broker=record.broker_id, offset=offset,
                              fenced=record.fenced, in_controlled_shutdown=record.in_controlled_shutdown,
                              source="controller")
+
+    def _trace_election(self, record: rec.PartitionChangeRecord, before: rec.PartitionState, offset: int) -> None:
+        """An ``election`` event when a change record gave the partition a new leader: ``clean`` from the
+        previous ISR (C11), ``elr`` from the previous ELR (K3), else ``unclean`` (C12)."""
+        after = self.core.partition_state(record.topic_id, record.partition_id)
+        if after is None or after.leader == before.leader or after.leader < 0:
+            return
+        kind = "clean" if after.leader in before.isr else "elr" if after.leader in before.elr else "unclean"
+        self.tracer.emit("election", type=kind, topic=self.core.topic_name(record.topic_id),
+                         topic_id=record.topic_id, partition=record.partition_id, leader=after.leader,
+                         previous_leader=before.leader, leader_epoch=after.leader_epoch,
+                         previous_isr=list(before.isr), offset=offset, source="controller")
 
     def _append_future(self) -> asyncio.Future:
         if self._appended is None:
