@@ -229,3 +229,42 @@ def test_last_replica_standing(variant):
         assert s.leader == 3 and sorted(s.isr) == [1, 2, 3] and s.elr == [] and s.last_known_elr == []
         assert all(c.values(b) == [b"X"] for b in (1, 2, 3))
         assert c.leader().high_watermark == 1
+
+
+@pytest.mark.parametrize("variant", ["v3.5", "kip966"])
+def test_lrs_visible_data_regresses(variant):
+    """5.2: Y committed by the leader alone (v3.5) is read, then lost; K966 never lets it be read."""
+    c = InProcessCluster(variant)
+    c.fetch(2)
+    c.fetch(3)  # both followers have fetched once in this LE (at offset 0)
+    res = c.leader().append_as_leader(ProduceBatch(1, b"Y"), -1, c.now)
+    assert res.pending
+    c.isolate(2)
+    c.isolate(3)  # before they fetch Y
+    leader = c.leader()
+    read = [b.payload for b in leader.read_committed(0, 1 << 20).batches]
+    acks = [(a.base_offset, a.error.name) for a in leader.drain_completed_acks()]
+    if variant == "v3.5":
+        assert leader.high_watermark == 1 and read == [b"Y"]
+        assert acks == [(0, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")]
+    else:
+        assert leader.high_watermark == 0 and read == [] and acks == []
+    c.crash_lossy(1)
+    c.start(1, marker_epoch=None)
+    c.heal(2)
+    c.heal(3)
+    for _ in range(3):
+        for b in (1, 2, 3):
+            c.fetch(b)
+        c.isr_round()
+    new_leader = c.leader()
+    assert new_leader.append_as_leader(ProduceBatch(1, b"Y'"), 1, c.now).base_offset == 0
+    for _ in range(2):
+        for b in (1, 2, 3):
+            c.fetch(b)
+    read_after = [b.payload for b in new_leader.read_committed(0, 1 << 20).batches]
+    assert read_after == [b"Y'"]
+    if variant == "v3.5":
+        assert c.state().leader == 1  # re-elected with an empty log: offset 0 changed from Y to Y' (I15)
+    else:
+        assert c.state().leader == 3  # from the ELR; Y was never visible, so nothing regressed
