@@ -154,11 +154,25 @@ def partition_leader(c: LocalCluster, topic: str, partition: int = 0) -> tuple[i
     return events[-1]["leader"], events[-1]["isr"]
 
 
+@pytest.fixture(params=["v3.5", "kip966"])
+def variant_cluster(request, tmp_path):
+    props = dict(PROPS, **{"protocol.variant": request.param})
+    c = LocalCluster(str(tmp_path / "cluster"), controller_props=props, broker_props=dict(props))
+    try:
+        c.start(30)
+        yield c
+    finally:
+        c.close()
+
+
 @pytest.mark.jepsen
-def test_kill_leader_during_produce_then_rejoin(cluster):
+def test_kill_leader_during_produce_then_rejoin(variant_cluster):
     """kill -9 of the partition leader under acks=all load: the producer fails over, nothing acknowledged
-    is lost, the killed broker restarts, catches up and re-enters the ISR (seen in the controller trace)."""
+    is lost, the killed broker restarts, catches up and re-enters the ISR (seen in the controller trace).
+    Both protocol variants."""
     import threading
+
+    cluster = variant_cluster
 
     create_topic(cluster, "failover")
     acked: dict[bytes, int] = {}
