@@ -590,6 +590,9 @@ class PartitionReplica:
     def shutdown(self) -> None:
         """Clean stop (B4): nack pending writes, flush the log, checkpoint the HWM."""
         self._renounce_leadership()
+        self._fetch_in_flight = None
+        if self.role != DELETED:
+            self._set_role(NO_ROLE)  # a stopped replica serves nothing; a restart builds a new one (B5)
         self.log.flush()
         self.checkpoint_high_watermark()
         self._emit("shutdown", clean=True)

@@ -357,3 +357,37 @@ def test_b3_s10_restarted_replica_rejoins_only_through_l15_under_its_new_epoch()
     d.fetch(3)
     req = d.leader.maybe_change_isr(d.now, broker_epochs=epochs)
     assert req.isr_ids == [1, 2, 3] and req.new_isr[-1] == IsrMember(3, 203)  # the new epoch, from its fetch
+
+
+def test_f2_stale_replies_are_dropped():
+    d = Driver()
+    d.produce(b"a", acks=1)
+    follower = d.replicas[2]
+    req = follower.build_fetch(0)
+    resp = d.leader.handle_follower_fetch(2, 102, req.leader_epoch, req.fetch_offset, req.last_fetched_epoch,
+                                          req.max_bytes, 0)
+    d.change(leader=3, isr=[3, 2, 1])  # LE2 arrives before the reply
+    follower.handle_fetch_response(req, resp, 0)
+    assert follower.log_end_offset == 0  # dropped: the fetch belonged to the old leader and LE
+    req2 = follower.build_fetch(0)
+    assert (req2.leader_id, req2.leader_epoch) == (3, 2)
+    # a reply whose echoed offset is not the current fetch offset is dropped too
+    forged = type(resp)(resp.error, 2, 5, resp.high_watermark, 0, 0, None, resp.batches)
+    follower.handle_fetch_response(req2, forged, 0)
+    assert follower.log_end_offset == 0 and follower.fetch_in_flight is None
+
+
+def test_l5_leadership_loss_nacks_and_t3_reelection_keeps_pending():
+    d = Driver()
+    pending = d.produce(b"a")
+    d.change(bump_le=True)  # re-elected: the write may still commit
+    d.round()
+    d.round()
+    assert [(a.ack_id, a.error.name) for a in d.leader.drain_completed_acks()] == [(pending.ack_id, None)]
+    lost = d.produce(b"b")
+    d.leader.shutdown()  # B4: a clean stop nacks what is pending
+    assert [(a.ack_id, a.error.name) for a in d.replicas[1].drain_completed_acks()] == [
+        (lost.ack_id, "NOT_LEADER_OR_FOLLOWER")]
+    assert d.replicas[1].role == NO_ROLE and d.logs[1].flushed_offset == 2
+    assert d.logs[1].checkpointed_high_watermark() == d.replicas[1].high_watermark == 1
+    assert d.replicas[1].append_as_leader(ProduceBatch(1, b"c"), 1, 0).error.code == Errors.NOT_LEADER_OR_FOLLOWER
