@@ -194,6 +194,10 @@ def encode_response(response: ApiMessage, api_version: int, correlation_id: int)
     """Encode ``response`` as a size-prefixed frame with the response header for ``api_version``
     (ApiVersionsResponse's class keeps its header at v0 whatever the body version)."""
     # Set the version before attaching the header: kafka-python's version setter assumes a request header.
+    if response.API_KEY == API_VERSIONS_KEY and response.error_code:
+        # A failed ApiVersions answer is always a v0 body: clients parse it as v0 whatever they asked for,
+        # because they may not know which versions we speak yet.
+        api_version = 0
     # (A decoded message, e.g. a relayed controller answer, has no header slot set at all.)
     response._header = None
     response.API_VERSION = api_version
