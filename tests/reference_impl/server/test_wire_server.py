@@ -208,3 +208,49 @@ def test_long_poll_fetch_on_one_connection_does_not_block_another():
             await server.close()
 
     assert run(body()) == (0, 2)
+
+
+def test_pipelined_produces_on_one_connection_append_and_answer_in_order():
+    """The first produce is slow (an acks=all wait, say); the second, pipelined behind it on the same
+    connection, must neither overtake it in the log nor in the responses (librdkafka relies on both)."""
+
+    class SlowFirst(MemoryServices):
+        async def produce(self, topic, partition, records, acks, timeout_ms, transactional_id=None):
+            if self.produce_calls == 0:
+                self.produce_calls += 1
+                await asyncio.sleep(0.3)
+                self.produce_calls -= 1
+            return await super().produce(topic, partition, records, acks, timeout_ms, transactional_id)
+
+    async def body():
+        services = SlowFirst()
+        services.create("t")
+        server = build_server("127.0.0.1", 0, broker=services)
+        await server.start()
+        try:
+            from tests.reference_impl.server.test_wire_codec import batch, request_for
+
+            frames = []
+            for cid, value in ((1, b"first"), (2, b"second")):
+                req = request_for(0, 9)
+                req.topic_data[0].partition_data[0].records = batch([value])
+                req.with_header(correlation_id=cid, client_id="p")
+                frames.append(bytes(req.encode(version=9, header=True, framed=True)))
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"".join(frames))
+            await writer.drain()
+            answers = []
+            for _ in range(2):
+                payload = await read_frame(reader)
+                parsed = ALL_APIS[0].response_class.decode(payload, version=9, header=True)
+                answers.append((parsed.header.correlation_id,
+                                parsed.responses[0].partition_responses[0].base_offset))
+            writer.close()
+            from reference_impl.server.wire.records import decode_records
+
+            log = b"".join(d for _, _, d, _ in services.topics["t"][0].batches)
+            return answers, [r.value for r in decode_records(log)]
+        finally:
+            await server.close()
+
+    assert run(body()) == ([(1, 0), (2, 1)], [b"first", b"second"])
