@@ -11,9 +11,11 @@ What is found, and how (each kind is tagged when it is created, so nothing else 
 - faketime offset files and data directories: inside the recorded node directories, which are removed;
 - containers and networks: Docker objects labelled ``kraftcheck=1``, grouped by ``kraftcheck.run``.
 
-By default only runs whose owning harness process is gone (crashed, killed, or a detached
-``cluster up``) are cleaned, so that ``clean`` never breaks a run in progress on the same machine;
-``include_live=True`` (``kraftcheck clean --all``) removes everything.
+By default only runs recorded in this state directory whose owning harness process is gone (crashed,
+killed, or a detached ``cluster up``) are cleaned, so that ``clean`` never breaks a run in progress on
+the same machine, nor a run recorded in another state directory (tests use private ones).
+``include_live=True`` (``kraftcheck clean --all``) removes everything tagged kraftcheck, recorded or
+not.
 """
 
 from __future__ import annotations
@@ -30,14 +32,21 @@ from harness.hosts import state
 TAG_RE = re.compile(r"kraftcheck-([0-9]{14}-[0-9a-f]{6})")
 
 
-def _live_runs(include_live: bool) -> set[str]:
-    if include_live:
-        return set()
-    return {r["run_id"] for r in state.read_run_records() if state.owner_alive(r)}
+class _Targets:
+    """Which run ids may be cleaned: the dead recorded ones, or everything with ``include_live``."""
+
+    def __init__(self, include_live: bool):
+        self.everything = include_live
+        records = state.read_run_records()
+        self.dead = {r["run_id"] for r in records if include_live or not state.owner_alive(r)}
+        self.live = {r["run_id"] for r in records} - self.dead
+
+    def __contains__(self, run_id: object) -> bool:
+        return self.everything or run_id in self.dead
 
 
 def kill_processes(live: set[str]) -> list[dict]:
-    """Kill node processes from pid files of runs not in ``live``; remove their pid files."""
+    """Kill node processes from this state directory's pid files of runs not in ``live``."""
     killed = []
     for entry in state.read_pid_files():
         if entry.get("run_id") in live:
@@ -61,15 +70,15 @@ def kill_processes(live: set[str]) -> list[dict]:
     return killed
 
 
-def remove_iptables_rules(live: set[str]) -> list[str]:
-    """Delete host iptables rules tagged by a run not in ``live``; return the deleted rule specs."""
+def remove_iptables_rules(targets) -> list[str]:
+    """Delete host iptables rules tagged by a run in ``targets``; return the deleted rule specs."""
     if shutil.which("iptables") is None or os.geteuid() != 0:
         return []
     listing = subprocess.run(["iptables", "-w", "-S"], capture_output=True, text=True, check=False)
     removed = []
     for line in listing.stdout.splitlines():
         match = TAG_RE.search(line)
-        if not line.startswith("-A ") or not match or match.group(1) in live:
+        if not line.startswith("-A ") or not match or match.group(1) not in targets:
             continue
         args = [a.strip('"') for a in line.split()[1:]]
         done = subprocess.run(["iptables", "-w", "-D", *args], capture_output=True, text=True, check=False)
@@ -102,21 +111,21 @@ def unmount(path: str) -> bool:
     return False
 
 
-def unmount_fuse(live: set[str], extra_dirs: list[str]) -> list[str]:
-    """Unmount lazyfs mounts of runs not in ``live`` (and any mount inside ``extra_dirs``)."""
+def unmount_fuse(targets, extra_dirs: list[str]) -> list[str]:
+    """Unmount lazyfs mounts of runs in ``targets`` (and any mount inside ``extra_dirs``)."""
     done = []
     for source, point in kraftcheck_mounts():
         run_id = source[len("kraftcheck-") :]
         inside = any(point.startswith(d.rstrip("/") + "/") or point == d for d in extra_dirs)
-        if run_id in live and not inside:
+        if run_id not in targets and not inside:
             continue
         if unmount(point):
             done.append(point)
     return done
 
 
-def remove_docker(live: set[str]) -> dict[str, Any]:
-    """Remove containers and networks labelled ``kraftcheck=1`` of runs not in ``live``."""
+def remove_docker(targets) -> dict[str, Any]:
+    """Remove containers and networks labelled ``kraftcheck=1`` of runs in ``targets``."""
     try:
         import docker
 
@@ -126,7 +135,7 @@ def remove_docker(live: set[str]) -> dict[str, Any]:
         return {"skipped": f"no Docker engine ({type(exc).__name__})"}
     containers, networks = [], []
     for container in client.containers.list(all=True, filters={"label": "kraftcheck=1"}):
-        if container.labels.get("kraftcheck.run") in live:
+        if container.labels.get("kraftcheck.run") not in targets:
             continue
         try:
             container.remove(force=True, v=True)
@@ -134,7 +143,7 @@ def remove_docker(live: set[str]) -> dict[str, Any]:
         except Exception:
             pass
     for network in client.networks.list(filters={"label": "kraftcheck=1"}):
-        if network.attrs.get("Labels", {}).get("kraftcheck.run") in live:
+        if (network.attrs.get("Labels") or {}).get("kraftcheck.run") not in targets:
             continue
         try:
             network.remove()
@@ -146,14 +155,15 @@ def remove_docker(live: set[str]) -> dict[str, Any]:
 
 def clean_all(include_live: bool = False, docker: bool = True) -> dict[str, Any]:
     """Remove everything kraftcheck started (see the module docstring); return what was removed."""
-    live = _live_runs(include_live)
-    dead_records = [r for r in state.read_run_records() if r["run_id"] not in live]
+    targets = _Targets(include_live)
+    live = targets.live
+    dead_records = [r for r in state.read_run_records() if r["run_id"] in targets.dead]
     node_dirs = [d for r in dead_records for d in r.get("node_dirs", [])]
     report: dict[str, Any] = {"live_runs_kept": sorted(live)}
     report["processes"] = kill_processes(live)
-    report["iptables_rules"] = remove_iptables_rules(live)
-    report["mounts"] = unmount_fuse(live, node_dirs)
-    report["docker"] = remove_docker(live) if docker else {"skipped": "not asked"}
+    report["iptables_rules"] = remove_iptables_rules(targets)
+    report["mounts"] = unmount_fuse(targets, node_dirs)
+    report["docker"] = remove_docker(targets) if docker else {"skipped": "not asked"}
     removed_dirs = []
     for path in node_dirs:
         if os.path.isdir(path):

@@ -1,0 +1,203 @@
+"""fsync-loss faults: lazyfs under every node's data directory; power loss = drop unsynced + kill -9 +
+restart.
+
+At ``setup`` (before any node starts) each node's data directory (``<node_dir>/data``, where the
+reference cluster puts ``log.dirs``) becomes a lazyfs mount (``nemesis.lazyfs``) over
+``<node_dir>/data.backing``, with fsname ``kraftcheck-<run id>`` so ``kraftcheck clean`` can find it:
+
+- local backend: the lazyfs daemon is a host process (own session, pid file for ``clean``); needs
+  root and ``/dev/fuse``, else the nemesis refuses at setup;
+- docker backend: the daemon runs inside the node's container (``/dev/fuse`` and SYS_ADMIN), started
+  with ``docker exec`` before the node, so the node process sees the mount.
+
+Ops (control through the mount's ``/.lazyfs-ctl``, counters from ``/.lazyfs-status``, both read
+from inside the node's environment with ``Host.exec``):
+
+- ``lose-unsynced`` ``{"target"}``: drop unsynced data only (the process keeps running: a model of a
+  disk that silently lost writes; use with care);
+- ``power-loss`` ``{"target"}`` (one / minority / majority / all / leader / nodes): for each target,
+  kill -9, drop unsynced data, restart. Several targets lose power together (correlated loss): all are
+  killed and dropped before any restarts.
+
+Evidence per node: ``dropped_bytes``; the log end offsets per partition read from the data directory
+before the crash (what the node had written, synced or not) and after the restart (what survived), and
+``leo_lowered``. ``effective`` is true when unsynced bytes were dropped on every target.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from harness.hosts import state
+from nemesis.base import NemesisUnsupported
+from nemesis.clock import expected_nodes
+from nemesis.targets import resolve_targets
+
+CTL = ".lazyfs-ctl"
+STATUS = ".lazyfs-status"
+
+
+class DiskNemesis:
+    """power-loss / lose-unsynced over lazyfs mounts (see the module docstring)."""
+
+    FS = {"power-loss", "lose-unsynced"}
+
+    def __init__(self, data_subdir: str = "data", torn: bool = False, restart_wait_s: float = 30.0):
+        self.data_subdir = data_subdir
+        self.torn = torn
+        self.restart_wait_s = restart_wait_s
+        self.mounts: dict[str, str] = {}  # node -> mount point (host path == node path on both backends)
+        self.daemons: dict[str, subprocess.Popen] = {}
+
+    def fs(self) -> set[str]:
+        """The op names handled here."""
+        return set(self.FS)
+
+    # -- mounting ------------------------------------------------------------------------------
+    def setup(self, run: Any) -> None:
+        """Mount lazyfs on every node's data directory (before the nodes start)."""
+        if run.host.name == "local":
+            if os.geteuid() != 0 or not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+                raise NemesisUnsupported(
+                    "fsync-loss on the local backend needs root, /dev/fuse and fusermount3 (apt-get install "
+                    "fuse3); use --backend docker"
+                )
+        elif run.host.name != "docker":
+            raise NemesisUnsupported(f"no lazyfs support for backend {run.host.name!r}")
+        for node in expected_nodes(run):
+            self.mount(run, node)
+
+    def mount(self, run: Any, node: str) -> None:
+        """Mount lazyfs for ``node`` and wait until the mount is there."""
+        base = run.host.node_dir(node)
+        mnt = os.path.join(base, self.data_subdir)
+        backing = os.path.join(base, self.data_subdir + ".backing")
+        os.makedirs(mnt, exist_ok=True)
+        os.makedirs(backing, exist_ok=True)
+        argv = ["-m", "nemesis.lazyfs", backing, mnt, "--fsname", f"kraftcheck-{run.host.run_id}"]
+        if self.torn:
+            argv.append("--torn")
+        if run.host.name == "local":
+            log = open(os.path.join(base, "lazyfs.log"), "ab")
+            proc = subprocess.Popen([sys.executable, *argv], stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            log.close()
+            self.daemons[node] = proc
+            state.write_pid_file(run.host.run_id, f"lazyfs-{node}", proc.pid, pgid=proc.pid)
+        else:
+            container = run.host.ensure_container(node)
+            script = f'exec "$@" >> {base}/lazyfs.log 2>&1 < /dev/null'
+            container.exec_run(["sh", "-c", script, "sh", "/opt/venv/bin/python", *argv], detach=True)
+        deadline = time.monotonic() + 20
+        while not self._mounted(run, node, mnt):
+            if time.monotonic() > deadline:
+                raise NemesisUnsupported(f"lazyfs did not mount on {mnt} for {node}")
+            time.sleep(0.1)
+        self.mounts[node] = mnt
+
+    def _mounted(self, run: Any, node: str, mnt: str) -> bool:
+        code, out = run.host.exec(node, ["cat", "/proc/mounts"], timeout_s=10)
+        return code == 0 and any(line.split()[1:2] == [mnt] for line in out.splitlines())
+
+    def _ctl(self, run: Any, node: str, command: str) -> bool:
+        path = os.path.join(self.mounts[node], CTL)
+        code, _ = run.host.exec(node, ["sh", "-c", f"printf {command} > {path}"], timeout_s=30)
+        return code == 0
+
+    def status(self, run: Any, node: str) -> dict:
+        """lazyfs counters of ``node``'s mount."""
+        code, out = run.host.exec(node, ["cat", os.path.join(self.mounts[node], STATUS)], timeout_s=30)
+        try:
+            return json.loads(out.strip().splitlines()[-1]) if code == 0 else {}
+        except (ValueError, IndexError):
+            return {}
+
+    def log_state(self, run: Any, node: str) -> dict:
+        """Log end offsets and bytes of the node's data directory, read inside the node's environment
+        (on docker only the container sees the FUSE mount)."""
+        code, out = run.host.exec(node, ["python3", "-m", "nemesis.logdir", self.mounts[node]], timeout_s=60)
+        try:
+            return json.loads(out.strip().splitlines()[-1]) if code == 0 else {}
+        except (ValueError, IndexError):
+            return {}
+
+    # -- ops -----------------------------------------------------------------------------------
+    def invoke(self, run: Any, op: dict) -> dict:
+        """Drop unsynced data (and for power loss kill -9 and restart) on the target nodes."""
+        value = dict(op.get("value") or {})
+        nodes = [n for n in resolve_targets(run, value) if n in self.mounts]
+        before = {n: self.status(run, n).get("dropped_bytes", 0) for n in nodes}
+        state_before = {n: self.log_state(run, n) for n in nodes}
+        killed, started, errors = {}, {}, {}
+        if op["f"] == "power-loss":
+            for node in nodes:  # correlated: every target loses power before any comes back
+                killed[node] = run.cluster.kill_node(node)
+        for node in nodes:
+            self._ctl(run, node, "drop")
+        dropped = {n: self.status(run, n).get("dropped_bytes", 0) - before[n] for n in nodes}
+        if op["f"] == "power-loss":
+            for node in nodes:
+                try:
+                    started[node] = run.cluster.restart_node(node)
+                except Exception as exc:  # the heal retries; the failure is evidence
+                    errors[node] = f"{type(exc).__name__}: {exc}"
+        state_after = {n: self.log_state(run, n) for n in nodes}
+        leo_before = {n: state_before[n].get("leo", {}) for n in nodes}
+        leo_after = {n: state_after[n].get("leo", {}) for n in nodes}
+        lowered = {
+            n: any(leo_after[n].get(p, 0) < leo for p, leo in leo_before[n].items()) for n in nodes
+        }
+        evidence = {
+            "nodes": nodes,
+            "dropped_bytes": dropped,
+            "leo_before": leo_before,
+            "leo_after": leo_after,
+            "leo_lowered": lowered,
+            "data_bytes_before": {n: state_before[n].get("bytes") for n in nodes},
+            "data_bytes_after": {n: state_after[n].get("bytes") for n in nodes},
+            "effective": bool(nodes) and all(dropped[n] > 0 for n in nodes) and not errors,
+        }
+        if op["f"] == "power-loss":
+            evidence["killed"] = killed
+            evidence["started"] = started
+        if errors:
+            evidence["errors"] = errors
+        return {**op, "type": "ok", "value": {**value, **evidence}}
+
+    def heal_all(self, run: Any) -> dict:
+        """Sync every mount (so nothing more can be lost) and report the counters."""
+        synced = {}
+        for node in self.mounts:
+            synced[node] = self._ctl(run, node, "sync")
+        return {"synced": synced, "effective": all(synced.values())}
+
+    def teardown(self, run: Any) -> None:
+        """Sync and unmount every mount, stop local daemons; never raises."""
+        for node, mnt in list(self.mounts.items()):
+            try:
+                self._ctl(run, node, "sync")
+            except Exception:
+                pass
+            try:
+                if run.host.name == "local":
+                    subprocess.run(["fusermount3", "-uz", mnt], capture_output=True, check=False)
+                elif run.host.is_container_up(node):
+                    run.host.exec(node, ["fusermount3", "-uz", mnt], timeout_s=20)
+            except Exception:
+                pass
+        for node, proc in list(self.daemons.items()):
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(5)
+            state.remove_pid_file(run.host.run_id, f"lazyfs-{node}")
+        self.mounts.clear()
+        self.daemons.clear()
