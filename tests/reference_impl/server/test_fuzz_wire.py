@@ -25,6 +25,8 @@ from tests.reference_impl.server.test_wire_codec import request_for
 from tests.reference_impl.server.test_wire_memory_services import MemoryServices
 
 MAX_REQUEST_BYTES = 64 * 1024
+# Examples against a real broker process; bounded by default, raise it for a longer soak.
+BROKER_FUZZ_EXAMPLES = int(os.environ.get("KRAFTCHECK_FUZZ_EXAMPLES", "200"))
 
 
 def valid_payloads() -> list[bytes]:
@@ -246,7 +248,7 @@ def test_fuzzed_frames_against_a_broker_process(tmp_path):
             finally:
                 writer.close()
 
-        @settings(max_examples=200, deadline=None, derandomize=True,
+        @settings(max_examples=BROKER_FUZZ_EXAMPLES, deadline=None, derandomize=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
         @given(data=frames)
         def example(data):
