@@ -1,10 +1,12 @@
 """Seeded nemesis schedules: which fault, when, against whom, and when it is healed.
 
 A schedule is plain data derived from a seed: an iterator of ``(delay_s, op)`` pairs, where ``op`` is a
-nemesis invocation (``{"process": "nemesis", "type": "invoke", "f": ..., "value": ...}``). Each step
-picks a fault family by weight, emits its start op, waits, and emits its stop op (families without a
-stop op, such as power loss or an admin reassignment, are instantaneous). At most one fault is active at
-a time, which is also what keeps power loss to one node at a time.
+nemesis invocation (``{"process": "nemesis", "type": "invoke", "f": ..., "value": ...}``). The families
+come in rounds: each round is a seeded shuffle of every family (a family of weight w appears
+round(w) times, at least once), so even a short run attempts every requested fault early, which the
+coverage table demands. Each step emits the family's start op, waits, and emits its stop op (families
+without a stop op, such as power loss or an admin reassignment, are instantaneous). At most one fault
+is active at a time, which is also what keeps power loss to one node at a time.
 
 Random choices made at invoke time (which broker is "one", which halves) come from ``value["pick"]``, a
 number drawn here: a seed reproduces the same faults against the same nodes.
@@ -46,15 +48,19 @@ class Schedule:
         rng = random.Random(self.seed)
         if not self.families:
             return
-        weights = [f.weight for f in self.families]
         while True:
-            family = rng.choices(self.families, weights=weights)[0]
-            f, value = family.start(rng)
-            value = {**value, "pick": rng.randrange(2**31)}
-            yield self._delay(rng), _op(f, value)
-            if family.stop is not None:
-                f, value = family.stop
-                yield self._delay(rng), _op(f, dict(value))
+            rounds = [fam for fam in self.families for _ in range(max(1, round(fam.weight)))]
+            rng.shuffle(rounds)
+            for family in rounds:
+                yield from self._steps(rng, family)
+
+    def _steps(self, rng: random.Random, family: Family) -> Iterator[tuple[float, dict]]:
+        f, value = family.start(rng)
+        value = {**value, "pick": rng.randrange(2**31)}
+        yield self._delay(rng), _op(f, value)
+        if family.stop is not None:
+            f, value = family.stop
+            yield self._delay(rng), _op(f, dict(value))
 
     def _delay(self, rng: random.Random) -> float:
         low, high = 1.0 - self.jitter, 1.0 + self.jitter

@@ -24,6 +24,15 @@ def test_schedule_is_seeded_and_pairs_start_with_stop():
     assert all(op["process"] == "nemesis" and op["type"] == "invoke" for _, op in a)
 
 
+def test_every_family_comes_up_in_the_first_round():
+    names = ["kill", "pause", "partition", "clock", "disk", "admin"]
+    plan = Schedule([families()[n] for n in names], seed=9).take(12)
+    starts = [op["f"] for _, op in plan if op["f"] not in ("start", "resume", "stop-partition", "reset-clock")]
+    from nemesis.coverage import F_FAMILY
+
+    assert {F_FAMILY[f] for f in starts[:6]} == set(names)
+
+
 def test_instantaneous_families_have_no_stop_op():
     ops = [op["f"] for _, op in Schedule([families()["disk"]], seed=1).take(5)]
     assert ops == ["power-loss"] * 5
