@@ -150,8 +150,9 @@ class FetchSpec:
     ``replica_id`` >= 0 means a follower fetch from that broker (serve up to the LEO, apply L8-L10 and
     update follower state); -1 means a consumer (serve only up to the HWM). ``replica_epoch`` is the
     follower's broker epoch when the request carried one (-1 otherwise: Kafka's Fetch v4-12 has no such
-    field; kraftcheck followers send it in the ``ReplicaState`` tagged field, see ``wire.messages``). The call must wait up to ``max_wait_ms`` until at least ``min_bytes`` of records are
-    available across partitions, or any partition has an error or a diverging epoch.
+    field; kraftcheck followers send it in the ``ReplicaState`` tagged field, see ``wire.messages``).
+    The call must wait up to ``max_wait_ms`` until at least ``min_bytes`` of records are available
+    across partitions, or any partition has an error or a diverging epoch.
     """
 
     replica_id: int
