@@ -131,11 +131,15 @@ class _Teardown:
             self._done = True
             actions = list(reversed(self._actions))
         for name, action in actions:
+            started = time.monotonic()
             try:
                 action()
             except BaseException as exc:  # keep going (even on a second Ctrl-C): release everything
                 if log is not None:
                     log(f"teardown step {name} failed: {type(exc).__name__}: {exc}")
+            took = time.monotonic() - started
+            if log is not None and took > 1.0:
+                log(f"teardown step {name} took {took:.1f} s")
 
 
 def _install_signal_handlers() -> dict[int, Any]:
@@ -210,6 +214,19 @@ def check_store(run_dir: Path, spec: dict[str, Any] | None = None, notes: list[s
     return results
 
 
+def checker_lines(results: dict[str, Any]) -> list[str]:
+    """One line per checker that is not valid, naming what it found (violated invariants, anomaly kinds)."""
+    lines = []
+    for name, result in sorted((results.get("checkers") or {}).items()):
+        if not isinstance(result, dict) or result.get("valid") is True:
+            continue
+        found = result.get("violated") or result.get("anomaly_types") or result.get("error") or ""
+        if isinstance(found, list):
+            found = ", ".join(str(f) for f in found)
+        lines.append(f"{name}: {verdict_word(result.get('valid'))}" + (f" ({found})" if found else ""))
+    return lines
+
+
 def _load_spec_or_empty(run_dir: Path) -> dict[str, Any]:
     try:
         return store.read_json(run_dir / store.SPEC)
@@ -256,6 +273,8 @@ class Runner:
         run = TimedRunContext(spec=spec, host=None, store_dir=self.run_dir,  # type: ignore[arg-type]
                               rng=random.Random(spec["seed"]))
         run.log(f"seed {spec['seed']}, spec {self.run_dir / store.SPEC}")
+        client_log = self._route_client_logs()
+        teardown.add("client-log", client_log)
         atexit_hook = lambda: teardown.run(run.log)  # noqa: E731
         atexit.register(atexit_hook)
         previous = _install_signal_handlers()
@@ -350,6 +369,29 @@ class Runner:
         run.log("main phase done; final phase")
         self._final_phase(run, cluster, package)
 
+    def _route_client_logs(self) -> Any:
+        """kafka-python's warnings (connection refused while a broker is down, ...) go to client.log in
+        the run directory instead of the terminal; returns the function that undoes it."""
+        import logging
+
+        logger = logging.getLogger("kafka")
+        handler = logging.FileHandler(self.run_dir / "client.log", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
+        handler.setLevel(logging.WARNING)
+        previous = (logger.propagate, logger.level)
+        logger.addHandler(handler)
+        logger.propagate = False
+        if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+            logger.setLevel(logging.WARNING)
+
+        def undo() -> None:
+            logger.removeHandler(handler)
+            handler.close()
+            logger.propagate, level = previous
+            logger.setLevel(level)
+
+        return undo
+
     def _heal_quietly(self, package: Any, run: RunContext) -> None:
         if not getattr(self, "_healed", False):
             package.heal(run)
@@ -434,6 +476,8 @@ class Runner:
                 run.log(f"report failed: {type(exc).__name__}: {exc}")
         valid = results.get("valid")
         self.say(f"kraftcheck: verdict {verdict_word(valid)}")
+        for line in checker_lines(results):
+            self.say(f"kraftcheck:   {line}")
         for note in results.get("harness_notes", []):
             self.say(f"kraftcheck:   note: {note}")
         self.say(f"kraftcheck: results {run_dir / store.RESULTS}")

@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
 
     from harness import store
     from harness.history import read_history
-    from harness.runner import check_store, exit_code_for, verdict_word
+    from harness.runner import check_store, checker_lines, exit_code_for, verdict_word
 
     try:
         run_dir = store.resolve_run_dir(args.run)
@@ -61,6 +61,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(results, indent=2, sort_keys=True, default=str))
     valid = results.get("valid")
     print(f"kraftcheck: verdict {verdict_word(valid)}  ({run_dir / store.RESULTS})", file=sys.stderr)
+    for line in checker_lines(results):
+        print(f"kraftcheck:   {line}", file=sys.stderr)
     for note in results.get("harness_notes", []):
         print(f"kraftcheck:   note: {note}", file=sys.stderr)
     return exit_code_for(valid)
