@@ -215,3 +215,45 @@ def test_alter_reassignments_v1_carries_kip860_flag_through_forwarding(node):
     response = node.call(send())
     assert response.allow_replication_factor_change is False
     assert response.responses[0].partitions[0].error_code == 38  # INVALID_REPLICATION_FACTOR (KIP-860)
+
+
+def test_aiokafka_producer_and_consumer_see_kafka_pythons_offsets(node):
+    """aiokafka (the third client the issue names) produces with acks=all and idempotence, then reads
+    back with assign(); kafka-python reads the very same offsets."""
+    aiokafka = pytest.importorskip("aiokafka")
+    from aiokafka.structs import TopicPartition as AioTopicPartition
+
+    node.services.create("aio")
+    values = [b"aio-%d" % i for i in range(N)]
+
+    async def run():
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=node.bootstrap, acks="all", enable_idempotence=True,
+                                             linger_ms=5, request_timeout_ms=10000)
+        await producer.start()
+        try:
+            futures = [await producer.send("aio", value=v, partition=0) for v in values]
+            acked = [(await f).offset for f in futures]
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=node.bootstrap, group_id=None,
+                                             enable_auto_commit=False, auto_offset_reset="earliest",
+                                             fetch_max_wait_ms=100)
+        await consumer.start()
+        try:
+            tp = AioTopicPartition("aio", 0)
+            consumer.assign([tp])
+            await consumer.seek_to_beginning(tp)
+            seen = []
+            deadline = time.monotonic() + 20
+            while len(seen) < N and time.monotonic() < deadline:
+                batches = await consumer.getmany(tp, timeout_ms=200)
+                for records in batches.values():
+                    seen.extend((r.offset, r.value) for r in records)
+        finally:
+            await consumer.stop()
+        return acked, seen
+
+    acked, seen = asyncio.run(asyncio.wait_for(run(), 60))
+    assert acked == list(range(N))
+    assert seen == list(zip(range(N), values, strict=True))
+    assert kafka_python_consume(node.bootstrap, "aio", N) == seen
