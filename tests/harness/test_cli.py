@@ -75,3 +75,31 @@ def test_cluster_status_and_down_without_a_cluster(tmp_path, monkeypatch, capsys
     assert main(["cluster", "status"]) == 1
     assert main(["cluster", "down"]) == 0
     assert "no cluster is running" in capsys.readouterr().out
+
+
+def test_missing_docker_engine_gives_the_local_hint(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such-docker.sock")
+    assert main(["run", "--backend", "docker", "--store", str(tmp_path / "store")]) == 255
+    err = capsys.readouterr().err
+    assert "Docker engine" in err and "--backend local" in err
+    assert not (tmp_path / "store").exists()
+
+
+def test_replay_rebuilds_the_stored_spec_and_lets_flags_override(tmp_path, monkeypatch):
+    import harness.runner as runner
+    from harness.runner import RunOutcome
+    from harness.spec import DEFAULTS, build_spec
+
+    stored = build_spec({"seed": 1234, "nemesis": "kill", "keys": 2, "variant": "v3.5", "min_isr": 1})
+    (tmp_path / "spec.json").write_text(json.dumps(stored))
+    seen = []
+
+    def fake_execute(spec, store_root, progress=True, report=True, out=None):  # records, runs nothing
+        seen.append(spec)
+        return RunOutcome(tmp_path, 0, {"valid": True})
+
+    monkeypatch.setattr(runner, "execute", fake_execute)
+    assert main(["run", "--replay", str(tmp_path / "spec.json")]) == 0
+    assert all(seen[0][k] == stored[k] for k in DEFAULTS)
+    assert main(["run", "--replay", str(tmp_path), "--time-limit", "3"]) == 0
+    assert seen[1]["time_limit_s"] == 3.0 and seen[1]["seed"] == 1234
