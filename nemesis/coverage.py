@@ -32,7 +32,6 @@ FAMILY_FS: dict[str, set[str]] = {
         "cancel-reassignment",
         "elect-preferred",
         "elect-unclean",
-        "set-reassignment-mode",
     },
 }
 

@@ -110,9 +110,12 @@ def families() -> dict[str, Family]:
             "admin",
             multi_start(
                 [
-                    choice_start("reassign", "kind", ["move", "grow", "shrink", "grow-without-flag"]),
+                    choice_start(
+                        "reassign",
+                        "kind",
+                        ["move", "move", "grow", "shrink", "grow-without-flag", "shrink-without-flag"],
+                    ),
                     choice_start("cancel-reassignment", "kind", ["any"]),
-                    choice_start("set-reassignment-mode", "mode", ["all-at-once", "incremental"]),
                     choice_start("elect-preferred", "kind", ["all"]),
                     choice_start("elect-unclean", "kind", ["all"]),
                 ]

@@ -1,0 +1,246 @@
+"""Admin faults through the Kafka admin API (kafka-python): reassignments, cancels, elections.
+
+Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is drawn from
+``value["pick"]`` unless given):
+
+- ``reassign`` ``{"kind": move|grow|shrink|grow-without-flag|shrink-without-flag}``: AlterPartition-
+  Reassignments. ``move`` keeps the replication factor (swaps a replica for a broker outside the set,
+  or rotates the order when every broker already holds one, which moves the preferred leader);
+  ``grow``/``shrink`` change it with KIP-860's AllowReplicationFactorChange=true; the
+  ``-without-flag`` kinds send the same change with the flag false, which the controller must refuse
+  with INVALID_REPLICATION_FACTOR (the KIP-860 guard). Whether the reassignment runs all at once or
+  incrementally (KIP-435) is the controller's ``reassignment.mode`` config, chosen per run.
+- ``cancel-reassignment``: cancels an ongoing reassignment (ListPartitionReassignments first); with
+  none in progress the request is still sent and answered NO_REASSIGNMENT_IN_PROGRESS.
+- ``elect-preferred`` / ``elect-unclean``: ElectLeaders over every partition of the topic.
+
+Evidence: the controller's per-partition answer (Kafka error names, ``null`` when accepted), the
+partition state read back (replicas, leader, ongoing reassignment). ``effective``: the controller
+accepted the change and it is visible when read back (an ongoing reassignment listed, or the replicas
+already equal to the target), or for the guard kinds the expected refusal; for elections, the
+controller answered for every partition (ELECTION_NOT_NEEDED counts: the request was exercised).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from nemesis.base import NemesisUnsupported
+
+RF_GUARD_ERROR = "InvalidReplicationFactorError"
+
+
+def _err_name(err: Any) -> str | None:
+    if err is None:
+        return None
+    return getattr(err, "__name__", None) or type(err).__name__
+
+
+def plan_reassignment(kind: str, replicas: list[int], brokers: list[int], rng: random.Random) -> tuple[list[int] | None, bool]:
+    """Target replica list and the AllowReplicationFactorChange flag for ``kind`` (None: impossible)."""
+    outside = [b for b in sorted(brokers) if b not in replicas]
+    if kind == "move":
+        if outside:
+            target = list(replicas)
+            target[rng.randrange(len(target))] = rng.choice(outside)
+            return target, True
+        if len(replicas) < 2:
+            return None, True
+        shift = rng.randrange(1, len(replicas))
+        return replicas[shift:] + replicas[:shift], True
+    if kind in ("grow", "grow-without-flag"):
+        if not outside:
+            return None, kind == "grow"
+        return [*replicas, rng.choice(outside)], kind == "grow"
+    if kind in ("shrink", "shrink-without-flag"):
+        if len(replicas) < 2:
+            return None, kind == "shrink"
+        drop = rng.randrange(len(replicas))
+        return [r for i, r in enumerate(replicas) if i != drop], kind == "shrink"
+    raise ValueError(f"unknown reassignment kind {kind!r}")
+
+
+class AdminNemesis:
+    """reassign / cancel-reassignment / elect-preferred / elect-unclean (see the module docstring)."""
+
+    FS = {"reassign", "cancel-reassignment", "elect-preferred", "elect-unclean"}
+
+    def __init__(self, request_timeout_ms: int = 15_000):
+        self.request_timeout_ms = request_timeout_ms
+        self._admin = None
+        self.started: list[dict] = []
+
+    def fs(self) -> set[str]:
+        """The op names handled here."""
+        return set(self.FS)
+
+    def setup(self, run: Any) -> None:
+        """Check that kafka-python's admin client is importable (it talks to the cluster later)."""
+        try:
+            import kafka.admin  # noqa: F401
+        except ImportError as exc:
+            raise NemesisUnsupported(f"kafka-python is not installed: {exc}") from exc
+
+    def admin(self, run: Any):
+        """A KafkaAdminClient on the cluster's brokers (created once, rebuilt after an error)."""
+        if self._admin is None:
+            from kafka import KafkaAdminClient
+
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=run.cluster.bootstrap_servers(),
+                client_id="kraftcheck-nemesis-admin",
+                request_timeout_ms=self.request_timeout_ms,
+            )
+        return self._admin
+
+    def _drop_admin(self) -> None:
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except Exception:
+                pass
+            self._admin = None
+
+    def _topic(self, run: Any, value: dict) -> str:
+        return value.get("topic") or run.spec.get("topic") or "queue"
+
+    def describe(self, run: Any, topic: str) -> dict[int, dict]:
+        """partition -> {"replicas", "isr", "leader"} from Metadata."""
+        out = {}
+        for t in self.admin(run).describe_topics([topic]):
+            for p in t.get("partitions", []):
+                # kafka-python 3 names the Metadata fields as the schema does (replica_nodes, ...).
+                out[int(p.get("partition_index", p.get("partition")))] = {
+                    "replicas": list(p.get("replica_nodes", p.get("replicas", []))),
+                    "isr": list(p.get("isr_nodes", p.get("isr", []))),
+                    "leader": p.get("leader_id", p.get("leader")),
+                }
+        return out
+
+    def ongoing(self, run: Any, topic: str) -> dict[int, dict]:
+        """partition -> ongoing reassignment (ListPartitionReassignments)."""
+        listed = self.admin(run).list_partition_reassignments({topic: list(self.describe(run, topic))})
+        return {tp.partition: dict(v) for tp, v in listed.items() if tp.topic == topic}
+
+    def alter(self, run: Any, topic: str, targets: dict[int, list[int] | None], allow_rf_change: bool) -> dict[int, str | None]:
+        """Send AlterPartitionReassignments (v1 with the KIP-860 flag); partition -> error name."""
+        from kafka import TopicPartition
+        from kafka.errors import for_code
+        from kafka.protocol.admin import AlterPartitionReassignmentsRequest
+
+        admin = self.admin(run)
+        tps = {TopicPartition(topic, p): r for p, r in targets.items()}
+        if allow_rf_change:
+            return {tp.partition: _err_name(e) for tp, e in admin.alter_partition_reassignments(
+                tps, timeout_ms=self.request_timeout_ms).items()}
+        # kafka-python has no argument for the flag; build the request it builds, with the flag false.
+        request = AlterPartitionReassignmentsRequest(
+            timeout_ms=self.request_timeout_ms,
+            topics=admin._process_alter_partition_reassignments_input(tps),
+            allow_replication_factor_change=False,
+        )
+
+        def top_level(r):
+            yield for_code(r.error_code)
+
+        response = admin._manager.run(admin._send_request_to_controller, request, top_level)
+        out = {}
+        for t in response.responses:
+            for part in t.partitions:
+                err = for_code(part.error_code)
+                out[part.partition_index] = None if err.errno == 0 else err.__name__
+        return out
+
+    def invoke(self, run: Any, op: dict) -> dict:
+        """Perform one admin op and return the controller's answer and the state read back."""
+        value = dict(op.get("value") or {})
+        try:
+            evidence = getattr(self, "_" + op["f"].replace("-", "_"))(run, value)
+        except Exception:
+            self._drop_admin()  # a broken connection must not poison the next op
+            raise
+        return {**op, "type": "ok", "value": {**value, **evidence}}
+
+    def _pick_partition(self, value: dict, partitions: list[int]) -> int:
+        if value.get("partition") is not None:
+            return int(value["partition"])
+        return random.Random(value.get("pick", 0)).choice(sorted(partitions))
+
+    def _reassign(self, run: Any, value: dict) -> dict:
+        topic = self._topic(run, value)
+        state = self.describe(run, topic)
+        partition = self._pick_partition(value, list(state))
+        brokers = sorted(_broker_ids(run))
+        kind = value.get("kind", "move")
+        rng = random.Random(value.get("pick", 0) + 1)
+        target, flag = plan_reassignment(kind, state[partition]["replicas"], brokers, rng)
+        if target is None:
+            return {"partition": partition, "replicas_before": state[partition]["replicas"],
+                    "skipped": f"{kind} impossible with brokers {brokers}", "effective": False}
+        answer = self.alter(run, topic, {partition: target}, flag)
+        error = answer.get(partition, "NO_ANSWER")
+        time.sleep(0.2)
+        ongoing = self.ongoing(run, topic).get(partition)
+        after = self.describe(run, topic).get(partition, {})
+        guard = kind.endswith("without-flag")
+        if guard:
+            effective = error == RF_GUARD_ERROR
+        else:
+            effective = error is None and (ongoing is not None or after.get("replicas") == target)
+        return {"partition": partition, "target": target, "allow_rf_change": flag, "error": error,
+                "replicas_before": state[partition]["replicas"], "ongoing": ongoing,
+                "replicas_after": after.get("replicas"), "effective": effective}
+
+    def _cancel_reassignment(self, run: Any, value: dict) -> dict:
+        topic = self._topic(run, value)
+        ongoing = self.ongoing(run, topic)
+        if ongoing:
+            partition = sorted(ongoing)[random.Random(value.get("pick", 0)).randrange(len(ongoing))]
+        else:
+            partition = self._pick_partition(value, list(self.describe(run, topic)))
+        answer = self.alter(run, topic, {partition: None}, True)
+        error = answer.get(partition, "NO_ANSWER")
+        still = self.ongoing(run, topic).get(partition)
+        return {"partition": partition, "was_ongoing": ongoing.get(partition), "error": error,
+                "ongoing_after": still, "effective": bool(ongoing) and error is None and still is None}
+
+    def _elect(self, run: Any, value: dict, election_type: int) -> dict:
+        topic = self._topic(run, value)
+        before = {p: s["leader"] for p, s in self.describe(run, topic).items()}
+        response = self.admin(run).elect_leaders(election_type, {topic: sorted(before)},
+                                                 timeout_ms=self.request_timeout_ms, raise_errors=False)
+        from kafka.errors import for_code
+
+        errors = {}
+        for result in response.replica_election_results:
+            for part in result.partition_result:
+                err = for_code(part.error_code)
+                errors[part.partition_id] = None if err.errno == 0 else err.__name__
+        after = {p: s["leader"] for p, s in self.describe(run, topic).items()}
+        answered = set(errors) == set(before)
+        return {"leaders_before": before, "leaders_after": after, "errors": errors, "effective": answered}
+
+    def _elect_preferred(self, run: Any, value: dict) -> dict:
+        return self._elect(run, value, 0)
+
+    def _elect_unclean(self, run: Any, value: dict) -> dict:
+        return self._elect(run, value, 1)
+
+    def heal_all(self, run: Any) -> dict:
+        """Nothing to undo: reassignments are protocol operations the cluster must complete itself."""
+        return {"effective": True}
+
+    def teardown(self, run: Any) -> None:
+        """Close the admin client; never raises."""
+        self._drop_admin()
+
+
+def _broker_ids(run: Any) -> list[int]:
+    cluster = run.cluster
+    ids = []
+    for name in cluster.brokers():
+        node_id = getattr(cluster, "node_id", None)
+        ids.append(int(node_id(name)) if callable(node_id) else int(name.lstrip("b")))
+    return ids
