@@ -30,6 +30,7 @@ def make_batch(n: int, value_size: int = 100) -> bytes:
 
 
 def produce_payload(batch: bytes) -> bytes:
+    """A Produce v9 request payload (header + body) carrying ``batch``."""
     cls = codec.ALL_APIS[0].request_class
     t = cls.TopicProduceData
     req = cls(transactional_id=None, acks=-1, timeout_ms=1000, topic_data=[
@@ -50,10 +51,12 @@ class EchoServices:
     """Answers ApiVersions only (the round-trip benchmark needs no state)."""
 
     async def metadata(self, topics, allow_auto_topic_creation):
+        """An empty cluster (never called by the round-trip benchmark)."""
         return sv.ClusterMetadata("bench", 1, ())
 
 
 async def roundtrips(n: int) -> tuple[float, list[float]]:
+    """Serial ApiVersions latencies (ms) and pipelined throughput (req/s) over loopback."""
     server = build_server("127.0.0.1", 0, broker=EchoServices(), name="bench")
     await server.start()
     try:
@@ -74,6 +77,7 @@ async def roundtrips(n: int) -> tuple[float, list[float]]:
 
 
 def main() -> None:
+    """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records-per-batch", type=int, default=100)
     parser.add_argument("--iterations", type=int, default=2000)
