@@ -136,3 +136,27 @@ def test_entry_point_rejects_invalid_config_with_exit_2(tmp_path, module):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "no.such.key" in proc.stderr
+
+
+def test_controller_bug_switches(tmp_path, monkeypatch):
+    """``metadata-no-fsync`` (C1) skips the fsync; ``unclean-without-opt-in`` (C12) enables unclean
+    elections in the core although the config says false. Off by default."""
+    import os
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    normal = Controller(controller_config(tmp_path / "a", free_port()))
+    assert normal.mlog.fsync and not normal.core.core.config.unclean_election
+    normal.commit([record_from_dict({"type": "NoOpRecord"})])
+    assert synced
+    synced.clear()
+    buggy = Controller(controller_config(tmp_path / "b", free_port(), **{"inject.bug": "metadata-no-fsync"}))
+    buggy.commit([record_from_dict({"type": "NoOpRecord"})])
+    assert not synced and buggy.mlog.end_offset == 1
+    unclean = Controller(controller_config(tmp_path / "c", free_port(),
+                                           **{"inject.bug": "unclean-without-opt-in"}))
+    assert unclean.core.core.config.unclean_election
+    for c in (normal, buggy, unclean):
+        c.mlog.close()
+        c.tracer.close()
