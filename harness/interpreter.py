@@ -39,6 +39,7 @@ class PhaseStats:
     by_f_type: Counter = field(default_factory=Counter)
     retired: int = 0
     finished: bool = True
+    errors: list[str] = field(default_factory=list)
 
 
 class Interpreter:
@@ -100,11 +101,13 @@ class Interpreter:
         threads = []
         if gen is not None:
             for slot in range(workers or self.concurrency):
-                threads.append(threading.Thread(target=self._worker, name=f"kraftcheck-worker-{slot}",
-                                                args=(slot, gen, start, phase_stop, stats), daemon=True))
+                threads.append(threading.Thread(target=self._guarded, name=f"kraftcheck-worker-{slot}",
+                                                args=(self._worker, slot, gen, start, phase_stop, stats),
+                                                daemon=True))
         if nemesis_gen is not None and self.nemesis is not None:
-            threads.append(threading.Thread(target=self._nemesis_worker, name="kraftcheck-nemesis",
-                                            args=(nemesis_gen, start, phase_stop, stats), daemon=True))
+            threads.append(threading.Thread(target=self._guarded, name="kraftcheck-nemesis",
+                                            args=(self._nemesis_worker, nemesis_gen, start, phase_stop, stats),
+                                            daemon=True))
         for t in threads:
             t.start()
         deadline = None if max_duration_s is None else start + max_duration_s
@@ -117,6 +120,17 @@ class Interpreter:
         if self._stop.is_set():
             stats.finished = False
         return stats
+
+    def _guarded(self, body: Callable[..., None], *args: Any) -> None:
+        """Run a worker body; a bug in the harness (generator, history) stops the phase and is reported."""
+        *_, phase_stop, stats = args
+        try:
+            body(*args)
+        except Exception:
+            if self._stop.is_set():
+                return  # interrupted: the history may already be closed under us
+            stats.errors.append(traceback.format_exc())
+            phase_stop.set()
 
     def _should_stop(self, phase_stop: threading.Event) -> bool:
         return self._stop.is_set() or phase_stop.is_set()

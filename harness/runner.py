@@ -359,8 +359,10 @@ class Runner:
                                                   name="kraftcheck-nemesis", daemon=True)
                 nemesis_thread.start()
             try:
-                interpreter.run_phase(queue.main_generator(spec),
-                                      max_duration_s=main_s + spec["op_timeout_s"] + 5)
+                stats = interpreter.run_phase(queue.main_generator(spec),
+                                              max_duration_s=main_s + spec["op_timeout_s"] + 5)
+                if stats.errors:
+                    raise HarnessError(f"a worker failed:\n{stats.errors[0]}")
             finally:
                 nemesis_stop.set()
                 if nemesis_thread is not None:
@@ -421,6 +423,8 @@ class Runner:
         try:
             while time.monotonic() < deadline:
                 stats = final.run_phase(Once(queue.final_read_op()), workers=1)
+                if stats.errors:
+                    raise HarnessError(f"the final reader failed:\n{stats.errors[0]}")
                 if stats.by_type.get("ok"):
                     run.log("final read complete")
                     return

@@ -142,3 +142,13 @@ def test_nemesis_ops_recorded_with_process_nemesis(tmp_path):
     assert [(op["f"], op["type"]) for op in ops] == [("kill", "invoke"), ("kill", "ok"), ("boom", "invoke"),
                                                      ("boom", "info")]
     assert ops[1]["value"]["killed"] == 123 and "no such node" in ops[3]["error"]
+
+
+def test_a_broken_generator_is_reported_not_swallowed(tmp_path):
+    run, interp, _, _ = make(tmp_path, lambda op: "ok", concurrency=2)
+
+    def broken(ctx):
+        raise KeyError("generator bug")
+
+    stats = interp.run_phase(FnGen(broken))
+    assert stats.errors and "generator bug" in stats.errors[0]
