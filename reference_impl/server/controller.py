@@ -17,6 +17,8 @@ MetadataLogFetch (10000, a long-polling pull of whole batches). Admin APIs (Crea
 AlterPartitionReassignments 0-1, ListPartitionReassignments, ElectLeaders, DescribeConfigs) are served by
 the wire layer's handlers with ``AdminServices`` implemented here; brokers forward clients' admin requests.
 Timers: session timeouts (C6), KIP-435 incremental steps and pending elections are polled every 100 ms.
+SIGHUP re-reads the config file and commits changed KIP-435 parallelism settings (dynamic, cluster-wide,
+affecting only the next step, seed 002); the wire layer has no AlterConfigs, so this is the dynamic path.
 
 Deliberate bugs acting here: ``metadata-no-fsync`` (C1) and ``unclean-without-opt-in`` (C12).
 """
@@ -213,6 +215,34 @@ class Controller:
         return m.MetadataLogFetchResponse(throttle_time_ms=0, error_code=0, high_watermark=self.mlog.end_offset,
                                           records=recs)
 
+    # ------------------------------------------------------------------ dynamic configuration (KIP-435)
+    DYNAMIC_KEYS = ("reassignment.parallel.replica.count", "reassignment.parallel.partition.count",
+                    "reassignment.parallel.leader.movements")
+
+    async def reload_dynamic_config(self, path: str) -> list[tuple[str, str]]:
+        """SIGHUP: re-read the config file and commit changed KIP-435 parallelism settings as cluster-level
+        ConfigRecords (seed 002: dynamic, cluster-wide; a change affects only steps planned after it).
+        Other keys need a restart. An invalid file is logged and ignored. Returns the changes committed."""
+        from reference_impl.server.config import ConfigError, load_config
+
+        try:
+            fresh = load_config(path)
+        except ConfigError as exc:
+            log(self.node, f"SIGHUP: config not reloaded: {exc}")
+            return []
+        changed = []
+        for key in self.DYNAMIC_KEYS:
+            value = str(getattr(fresh, key.replace(".", "_")))
+            current = self.core.core.configs.get(("broker", ""), {}).get(
+                key, str(getattr(self.config, key.replace(".", "_"))))
+            if value != current:
+                err = await self.change(lambda key=key, value=value: _as_change(
+                    self.core.core.set_config("broker", "", key, value)))
+                if err.ok:
+                    changed.append((key, value))
+                    log(self.node, f"SIGHUP: {key} = {value} (applies from the next reassignment step)")
+        return changed
+
     # ------------------------------------------------------------------ lifecycle
     async def run(self) -> int:
         """Serve until SIGTERM."""
@@ -247,6 +277,11 @@ class Controller:
                 await self.change(self.core.unclean_elections)
             except (ConnectionError, OSError) as exc:  # e.g. the metadata disk failing: logged, retried
                 log(self.node, f"periodic work failed: {exc!r}")
+
+
+def _as_change(result: Any) -> tuple[list[Any], Any]:
+    """A core ``ControllerResult`` as the ``(records, response)`` pair ``Controller.change`` expects."""
+    return result.records, result.response
 
 
 class AdminServicesImpl:
@@ -288,14 +323,15 @@ def main(argv: list[str] | None = None) -> int:
     config = load_or_exit(args.config, "controller")
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format=f"%(asctime)s [{config.name}] %(name)s %(message)s")
-    return asyncio.run(_amain(config))
+    return asyncio.run(_amain(config, args.config))
 
 
-async def _amain(config: NodeConfig) -> int:
+async def _amain(config: NodeConfig, path: str) -> int:
     controller = Controller(config)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, controller.stop_event.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(controller.reload_dynamic_config(path)))
     return await controller.run()
 
 

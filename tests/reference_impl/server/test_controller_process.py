@@ -160,3 +160,32 @@ def test_controller_bug_switches(tmp_path, monkeypatch):
     for c in (normal, buggy, unclean):
         c.mlog.close()
         c.tracer.close()
+
+
+def test_sighup_reload_commits_kip435_parallelism(tmp_path):
+    """KIP-435's parallelism settings are dynamic: a reload commits changed ones as ConfigRecords."""
+    port = free_port()
+    path = tmp_path / "ctl.properties"
+    base = (f"node.id=0\nprocess.roles=controller\nlisteners=127.0.0.1:{port}\nlog.dirs={tmp_path / 'd'}\n"
+            "reassignment.mode=incremental\nreassignment.parallel.replica.count=2\n")
+    path.write_text(base)
+    from reference_impl.server.config import load_config
+
+    async def scenario():
+        ctl, task = await start(load_config(path))
+        try:
+            assert await ctl.reload_dynamic_config(str(path)) == []  # nothing changed
+            path.write_text(base.replace("replica.count=2", "replica.count=3") +
+                            "reassignment.parallel.leader.movements=1\n")
+            changed = await ctl.reload_dynamic_config(str(path))
+            assert changed == [("reassignment.parallel.replica.count", "3"),
+                               ("reassignment.parallel.leader.movements", "1")]
+            assert ctl.core.core._cluster_int("reassignment.parallel.replica.count", 0) == 3
+            path.write_text(base + "reassignment.parallel.replica.count=0\n")  # invalid (and duplicate)
+            assert await ctl.reload_dynamic_config(str(path)) == []
+            types = [r["type"] for _, recs in ctl.mlog.read_from(0) for r in recs]
+            assert types == ["ConfigRecord", "ConfigRecord"]
+        finally:
+            await stop(ctl, task)
+
+    run(scenario())
