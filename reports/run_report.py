@@ -143,23 +143,26 @@ def _referenced_indices(entry: Any) -> list[int]:
 def anomalies(results: dict[str, Any]) -> list[tuple[str, str, list[Any]]]:
     """``(checker, kind, entries)`` for every non-empty list of findings in the results.
 
-    Checker results differ in shape; any list of dicts under a checker (or under its ``anomalies`` /
-    ``violations`` dict) counts as findings of that kind.
+    Checker results differ in shape (``anomalies: {kind: [...]}``, ``invariants: {I1: {violations:
+    [...]}}``, ...): any non-empty list of dicts within three levels under a checker counts as findings,
+    named by its path. The guarantee profile (configuration, not findings) is skipped.
     """
-    found = []
+    found: list[tuple[str, str, list[Any]]] = []
+
+    def walk(checker: str, path: list[str], value: Any, depth: int) -> None:
+        if isinstance(value, list):
+            if value and all(isinstance(v, dict) for v in value) and path:
+                found.append((checker, "/".join(p for p in path if p not in ("anomalies", "violations"))
+                              or path[-1], value))
+            return
+        if isinstance(value, dict) and depth < 3:
+            for key, item in sorted(value.items()):
+                if key in ("profile", "coverage", "malformed", "pairing_problems"):
+                    continue
+                walk(checker, [*path, str(key)], item, depth + 1)
+
     for name, result in sorted((results.get("checkers") or {}).items()):
-        if not isinstance(result, dict):
-            continue
-        candidates: dict[str, Any] = {}
-        for container in ("anomalies", "violations"):
-            if isinstance(result.get(container), dict):
-                candidates.update(result[container])
-        for key, value in result.items():
-            if key not in ("anomalies", "violations"):
-                candidates.setdefault(key, value)
-        for kind, value in sorted(candidates.items()):
-            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-                found.append((name, kind, value))
+        walk(name, [], result, 0)
     return found
 
 

@@ -43,10 +43,12 @@ def test_anomalies_found_in_either_shape():
     results = {"checkers": {
         "queue": {"valid": False, "anomalies": {"lost-write": [{"key": 0, "value": 2, "writer": 5}],
                                                 "duplicate": []}},
-        "invariants": {"valid": True, "violations": {}},
-        "other": {"valid": False, "errors": [{"op": 1}]}}}
+        "invariants": {"valid": False, "invariants": {"I1": {"valid": False, "violations": [{"detail": "x"}]},
+                                                      "I2": {"valid": True, "violations": []}}},
+        "other": {"valid": False, "errors": [{"op": 1}], "profile": {"statuses": [{"a": 1}]}}}}
     found = anomalies(results)
-    assert [(c, k, len(e)) for c, k, e in found] == [("other", "errors", 1), ("queue", "lost-write", 1)]
+    assert [(c, k, len(e)) for c, k, e in found] == [
+        ("invariants", "invariants/I1", 1), ("other", "errors", 1), ("queue", "lost-write", 1)]
 
 
 def test_report_is_self_contained_with_verdict_plot_and_ops(tmp_path):
