@@ -146,31 +146,33 @@ class QueueAnalysis:
         self.writer: dict[tuple, OpRec] = {}
         self.ok_read_values: dict[Any, set] = defaultdict(set)
         self.has_final = any(r.final for r in self.recs)
+        vo = self.vo = VersionOrders()
+        observe = vo.observe
+        writer = self.writer
+        ok_read_values = self.ok_read_values
+        # One pass over every read (the hot loop): ok-read values and the read part of the version order.
         for r in self.recs:
             for k, v, _ in r.sends:
-                if (k, v) not in self.writer:  # recs are in op-index order, so the first is the smallest
-                    self.writer[(k, v)] = r
-            if r.type == "ok":
+                if (k, v) not in writer:  # recs are in op-index order, so the first is the smallest
+                    writer[(k, v)] = r
+            if r.reads:
+                ok = r.type == "ok"
                 for k, seq in r.reads.items():
-                    s = self.ok_read_values[k]
-                    for _, v in seq:
-                        s.add(v)
+                    if ok:
+                        ok_read_values[k].update([p[1] for p in seq])
+                    observe(k, seq)
         self.committed_info: set[int] = set()
         for r in self.recs:
             if r.type == "info" and r.sends:
-                if any(v in self.ok_read_values.get(k, ()) for k, v, _ in r.sends):
+                if any(v in ok_read_values.get(k, ()) for k, v, _ in r.sends):
                     self.committed_info.add(r.index)
-        self.vo = VersionOrders()
         for r in self.recs:
-            for k, seq in r.reads.items():
-                for o, v in seq:
-                    if o is not None:
-                        self.vo.add(k, o, v)
             if r.sends and self.committed(r):
+                observe_send = vo.observe_send
                 for k, v, o in r.sends:
                     if o is not None:
-                        self.vo.add(k, o, v)
-        self.vo.finish()
+                        observe_send(k, o, v)
+        vo.finish()
 
     def committed(self, r: OpRec) -> bool:
         """Whether a writer must have taken effect: ok, or info with one of its sends read by an ok read."""
@@ -181,11 +183,8 @@ class QueueAnalysis:
 
 def inconsistent_offsets(a: QueueAnalysis) -> list[dict]:
     """Offsets observed with two or more values."""
-    out = []
-    for k, per_key in a.vo.log.items():
-        for o, vals in per_key.items():
-            if len(vals) > 1:
-                out.append({"key": k, "offset": o, "values": sorted(vals, key=value_sort_key), "ops": []})
+    out = [{"key": k, "offset": o, "values": sorted(vals, key=value_sort_key), "ops": []}
+           for (k, o), vals in a.vo.conflicts.items()]
     if not out:
         return out
     wanted = {(e["key"], e["offset"]): set() for e in out}
@@ -207,16 +206,18 @@ def inconsistent_offsets(a: QueueAnalysis) -> list[dict]:
 
 
 def duplicates(a: QueueAnalysis) -> list[dict]:
-    """Values observed at two or more offsets of one key."""
+    """Values observed at two or more offsets of one key (first index != last index)."""
     out = []
-    for k, per_key in a.vo.log.items():
-        seen: dict[Any, list[int]] = {}
-        for o, vals in per_key.items():
-            for v in vals:
-                seen.setdefault(v, []).append(o)
-        for v, offsets in seen.items():
-            if len(offsets) > 1:
-                out.append({"key": k, "value": v, "offsets": sorted(offsets)})
+    vo = a.vo
+    for k, first in vo.first.items():
+        last = vo.last[k]
+        dups = [v for v, i in first.items() if last[v] != i]
+        if not dups:
+            continue
+        offsets = vo.offsets[k]
+        for v in dups:
+            offs = [o for o in offsets[first[v]:last[v] + 1] if v in vo.values_at_offset(k, o)]
+            out.append({"key": k, "value": v, "offsets": offs})
     out.sort(key=lambda e: (e["key"], value_sort_key(e["value"])))
     return out
 
@@ -249,13 +250,8 @@ def lost_writes(a: QueueAnalysis) -> list[dict]:
             if r.type == "ok" and k in r.reads and any(v in bound_vals for _, v in r.reads[k]):
                 max_read = r.index
                 break
-        offsets_of = {}
-        for o, vals in vo.log[k].items():
-            for v in vals:
-                if v not in offsets_of or o < offsets_of[v]:
-                    offsets_of[v] = o
         for v in lost:
-            out.append({"key": k, "value": v, "offset": offsets_of[v], "index": first[v],
+            out.append({"key": k, "value": v, "offset": vo.offsets[k][first[v]], "index": first[v],
                         "max_read_index": bound, "writer": a.writer[(k, v)].index, "max_read": max_read})
     out.sort(key=lambda e: (e["key"], e["index"], value_sort_key(e["value"])))
     return out

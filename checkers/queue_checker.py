@@ -77,7 +77,7 @@ def judge(found: dict[str, list[dict]], profile: dict, a: QueueAnalysis | None =
             "info_sends": sum(1 for r in recs if r.type == "info" and r.sends),
             "fail_sends": sum(1 for r in recs if r.type == "fail" and r.sends),
             "ok_polls": sum(1 for r in recs if r.type == "ok" and r.f in ("poll", "txn") and r.reads),
-            "keys": len(a.vo.log),
+            "keys": len(a.vo.offsets),
             "final_phase": a.has_final,
         }
     return result

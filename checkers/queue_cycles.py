@@ -147,6 +147,8 @@ def find_cycles(a) -> dict[str, list[dict]]:
     nodes = [r for r in a.recs if r.f != "assign" and (r.sends or r.reads) and a.committed(r)]
     if len(nodes) < 2:
         return result
+    if _acyclic_fast(a, nodes):
+        return result
     total, adj = _build(a, nodes)
     n = len(nodes)
 
@@ -182,6 +184,86 @@ def find_cycles(a) -> dict[str, list[dict]]:
     for name in result:
         result[name].sort(key=lambda c: (len(c["cycle"]), c["cycle"]))
     return result
+
+
+def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
+    """True when the ww + wr + rt graph certainly has no cycle (Kahn's algorithm on a reduced graph).
+
+    The reduction keeps reachability: writers of consecutive indices of a key are linked by ww edges, so
+    of the values one op read from one key only the highest-index one needs its wr edge, plus any value
+    whose chain up to that one passes an index without a writer in the graph.
+    """
+    pos = {r.index: i for i, r in enumerate(nodes)}
+    n = len(nodes)
+    writer = a.writer
+    vo = a.vo
+    succ: list[list[int]] = [[] for _ in range(n)]
+    # ww chains and, per key, prefix counts of indices with no writer in the graph
+    broken_prefix: dict = {}
+    for k, offsets in vo.offsets.items():
+        prev_nodes: list[int] = []
+        prefix = [0]
+        for i in range(len(offsets)):
+            vals = vo.values_at(k, i)
+            cur = []
+            for v in vals:
+                w = writer.get((k, v))
+                i = None if w is None else pos.get(w.index)
+                if i is not None:
+                    cur.append(i)
+            for p in prev_nodes:
+                for c in cur:
+                    if p != c:
+                        succ[p].append(c)
+            prefix.append(prefix[-1] + (0 if cur else 1))
+            prev_nodes = cur
+        broken_prefix[k] = prefix
+    for j, r in enumerate(nodes):
+        if r.type != "ok" or not r.reads:
+            continue
+        for k, seq in r.reads.items():
+            first = vo.first.get(k)
+            if not first or not seq:
+                continue
+            idxs = [(first.get(v), v) for _, v in seq]
+            idxs = [(i, v) for i, v in idxs if i is not None]
+            if not idxs:
+                continue
+            top = max(i for i, _ in idxs)
+            prefix = broken_prefix[k]
+            for i, v in idxs:
+                if i == top or prefix[top + 1] - prefix[i + 1] > 0:
+                    w = writer.get((k, v))
+                    wi = None if w is None else pos.get(w.index)
+                    if wi is not None and wi != j:
+                        succ[wi].append(j)
+    # realtime edges through barrier vertices (see the module docstring)
+    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
+    total = n + len(times)
+    succ.extend([] for _ in times)
+    for b in range(len(times) - 1):
+        succ[n + b].append(n + b + 1)
+    for i, r in enumerate(nodes):
+        if r.complete_time is not None and r.type == "ok":
+            succ[i].append(n + bisect.bisect_left(times, r.complete_time))
+        if r.invoke_time is not None:
+            b = bisect.bisect_left(times, r.invoke_time) - 1
+            if b >= 0:
+                succ[n + b].append(i)
+    indeg = [0] * total
+    for lst in succ:
+        for w in lst:
+            indeg[w] += 1
+    stack = [v for v in range(total) if indeg[v] == 0]
+    removed = 0
+    while stack:
+        v = stack.pop()
+        removed += 1
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack.append(w)
+    return removed == total
 
 
 def _collapse(path, n: int, nodes: list[OpRec]) -> list[dict]:

@@ -13,13 +13,22 @@ from typing import Any
 CLIENT_FS = ("send", "poll", "txn")
 
 
+_KEY_CACHE: dict[str, Any] = {}
+
+
 def norm_key(k: Any) -> Any:
     """Keys are integers; JSON object keys arrive as decimal strings, so turn those back into ints."""
-    if isinstance(k, str):
+    if type(k) is str:
+        got = _KEY_CACHE.get(k)
+        if got is not None:
+            return got
         try:
-            return int(k)
+            got = int(k)
         except ValueError:
-            return k
+            got = k
+        if len(_KEY_CACHE) < 100_000:  # keys are few (partitions); do not grow without bound
+            _KEY_CACHE[k] = got
+        return got
     return k
 
 
@@ -82,6 +91,13 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
             seq = reads[key] = []
         if not isinstance(pairs, list):
             continue
+        try:
+            # Fast path: well-formed [[offset, value], ...] (the hot loop). Offsets that are not ints are
+            # treated as unknown where offsets are used (VersionOrders.observe and the offset checks).
+            seq.extend([(o, v) for o, v in pairs])
+            continue
+        except (TypeError, ValueError):
+            pass
         for pair in pairs:
             if isinstance(pair, list) and len(pair) == 2:
                 o = pair[0]
@@ -127,7 +143,7 @@ def extract(ops: list[dict]) -> list[OpRec]:
     out: list[tuple[int, OpRec]] = []
     for op in ops:
         process = op.get("process")
-        if process == "nemesis" or not isinstance(process, int):
+        if type(process) is not int:  # nemesis ops (and anything that is not a client)
             continue
         if op["type"] == "invoke":
             open_by_process[process] = op
@@ -142,7 +158,8 @@ def extract(ops: list[dict]) -> list[OpRec]:
         rec = _make(invoke, None)
         if rec is not None:
             out.append((invoke["index"], rec))
-    out.sort(key=lambda t: t[0])
+    if any(out[i][0] > out[i + 1][0] for i in range(len(out) - 1)):
+        out.sort(key=lambda t: t[0])
     return [r for _, r in out]
 
 
@@ -169,51 +186,104 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
     return rec
 
 
+_MISSING = object()
+
+
 class VersionOrders:
     """Per-key logs built from the history (docstring of ``checkers/queue.py``, "Version order").
 
-    ``log[k][offset] = set(values)``; ``index_of[k][offset]`` = dense 0-based index of that offset among
-    the key's observed offsets; ``first[k][v]`` / ``last[k][v]`` = smallest / largest index at which v was
-    observed; ``by_index[k][i]`` = sorted values at index i.
+    ``offsets[k]`` = the key's observed offsets, sorted (index i = dense rank); ``first[k][v]`` /
+    ``last[k][v]`` = smallest / largest index at which v was observed; ``conflicts[(k, o)]`` = the set of
+    values of an offset observed with several; ``values_at(k, i)`` = sorted values at index i; ``log`` and
+    ``by_index`` give the whole structure (built on first use: the common checks do not need them).
+
+    Observations are kept as "first value per offset" plus a set only where an offset disagrees, because
+    most reads repeat what was already seen (many consumers read the same records).
     """
 
     def __init__(self) -> None:
-        self.log: dict[Any, dict[int, set]] = {}
-        self.index_of: dict[Any, dict[int, int]] = {}
+        self._first_value: dict[Any, dict[int, Any]] = {}
+        self.conflicts: dict[tuple, set] = {}
+        self.offsets: dict[Any, list[int]] = {}
         self.first: dict[Any, dict[Any, int]] = {}
         self.last: dict[Any, dict[Any, int]] = {}
-        self.by_index: dict[Any, list[list]] = {}
+        self._log: dict | None = None
+        self._by_index: dict | None = None
 
-    def add(self, k: Any, offset: int, value: Any) -> None:
-        """Record that ``value`` was observed at ``offset`` of key ``k``."""
-        per_key = self.log.get(k)
-        if per_key is None:
-            per_key = self.log[k] = {}
-        vals = per_key.get(offset)
-        if vals is None:
-            per_key[offset] = {value}
-        else:
-            vals.add(value)
+    def observe(self, k: Any, seq) -> None:
+        """Record a read sequence ``[(offset, value), ...]`` of key ``k`` (null/non-int offsets skipped)."""
+        fv = self._first_value.get(k)
+        if fv is None:
+            fv = self._first_value[k] = {}
+        for o, v in seq:
+            cur = fv.get(o, _MISSING)
+            if cur is _MISSING:
+                if type(o) is int:
+                    fv[o] = v
+            elif cur != v:
+                c = self.conflicts.get((k, o))
+                if c is None:
+                    self.conflicts[(k, o)] = {cur, v}
+                else:
+                    c.add(v)
+
+    def observe_send(self, k: Any, offset: int, value: Any) -> None:
+        """Record that ``value`` was acknowledged at ``offset`` of key ``k``."""
+        self.observe(k, ((offset, value),))
 
     def finish(self) -> None:
-        """Compute dense indices once every observation has been added."""
-        for k, per_key in self.log.items():
-            offsets = sorted(per_key)
-            idx = {o: i for i, o in enumerate(offsets)}
+        """Compute dense indices and first/last indices once every observation is in."""
+        conflicts = self.conflicts
+        for k, fv in self._first_value.items():
+            if not fv:
+                continue
+            offsets = sorted(fv)
             first: dict[Any, int] = {}
             last: dict[Any, int] = {}
-            by_index: list[list] = []
-            for i, o in enumerate(offsets):
-                vals = per_key[o]
-                by_index.append(sorted(vals, key=value_sort_key) if len(vals) > 1 else list(vals))
-                for v in vals:
-                    if v not in first:
-                        first[v] = i
+            setdefault = first.setdefault
+            if conflicts:
+                for i, o in enumerate(offsets):
+                    c = conflicts.get((k, o))
+                    for v in (c if c is not None else (fv[o],)):
+                        setdefault(v, i)
+                        last[v] = i
+            else:
+                for i, o in enumerate(offsets):
+                    v = fv[o]
+                    setdefault(v, i)
                     last[v] = i
-            self.index_of[k] = idx
+            self.offsets[k] = offsets
             self.first[k] = first
             self.last[k] = last
-            self.by_index[k] = by_index
+
+    def values_at(self, k: Any, i: int) -> list:
+        """Sorted values observed at index i of key k."""
+        o = self.offsets[k][i]
+        c = self.conflicts.get((k, o)) if self.conflicts else None
+        return sorted(c, key=value_sort_key) if c is not None else [self._first_value[k][o]]
+
+    def values_at_offset(self, k: Any, o: int) -> set:
+        """The set of values observed at offset o of key k (empty when never observed)."""
+        c = self.conflicts.get((k, o)) if self.conflicts else None
+        if c is not None:
+            return set(c)
+        fv = self._first_value.get(k, {})
+        return {fv[o]} if o in fv else set()
+
+    @property
+    def by_index(self) -> dict[Any, list[list]]:
+        """``{k: [values_at(k, 0), values_at(k, 1), ...]}`` (built once, on demand)."""
+        if self._by_index is None:
+            self._by_index = {k: [self.values_at(k, i) for i in range(len(offs))]
+                              for k, offs in self.offsets.items()}
+        return self._by_index
+
+    @property
+    def log(self) -> dict[Any, dict[int, set]]:
+        """``{k: {offset: set(values)}}`` (built once, on demand)."""
+        if self._log is None:
+            self._log = {k: {o: self.values_at_offset(k, o) for o in offs} for k, offs in self.offsets.items()}
+        return self._log
 
     def vindex(self, k: Any, v: Any) -> int | None:
         """The first index at which ``v`` appears in key ``k``'s log, or None when never observed."""
@@ -223,6 +293,6 @@ class VersionOrders:
     def skipped(self, k: Any, i1: int, i2: int) -> list:
         """Values at indices strictly between i1 and i2, by index then value."""
         out: list = []
-        for vals in self.by_index[k][i1 + 1:i2]:
-            out.extend(vals)
+        for i in range(i1 + 1, i2):
+            out.extend(self.values_at(k, i))
         return out

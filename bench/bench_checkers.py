@@ -1,0 +1,71 @@
+"""Benchmark: queue checker time on synthetic valid histories of 100k and 1M ops (history lines).
+
+Prints figures, asserts nothing. ``python bench/bench_checkers.py [--sizes 100000,1000000] [--seed 1]``.
+Each size: generate a valid history (checkers/synth.py; ~2 lines per client op, 4 keys, 5 processes,
+info/fail/txn ops, final phase), write it as JSONL, then time separately: reading the JSONL
+(harness.history.iter_history), the queue anomalies without the cycle search, the cycle search, and the
+whole queue checker (anomalies + profile). Wall and CPU seconds are printed with the load average, because
+this machine is shared (2 cores) and wall time under load says little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from checkers.queue import QueueAnalysis, anomalies_of  # noqa: E402
+from checkers.queue_checker import QueueChecker  # noqa: E402
+from checkers.synth import synth_history  # noqa: E402
+from harness.history import iter_history  # noqa: E402
+
+
+def timed(label: str, fn):
+    """Run fn, print wall/CPU seconds, return its result."""
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    print(f"  {label:<34} wall {time.perf_counter() - w:7.2f} s   cpu {time.process_time() - c:7.2f} s")
+    return out
+
+
+def bench(lines: int, seed: int) -> None:
+    """One size."""
+    print(f"history of ~{lines:,} ops (lines), seed {seed}, load average {os.getloadavg()[0]:.1f}")
+    ops = timed("generate (synth_history)", lambda: synth_history(lines // 2, seed=seed))
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+        for op in ops:
+            fh.write(json.dumps(op) + "\n")
+        path = fh.name
+    try:
+        size = os.path.getsize(path)
+        print(f"  {len(ops):,} ops, {size / 1e6:.0f} MB JSONL")
+        del ops
+        ops = timed("read JSONL (iter_history)", lambda: list(iter_history(path)))
+        a = timed("analysis (extract + version orders)", lambda: QueueAnalysis(ops, {"cycles": False}))
+        found = timed("all non-cycle anomaly checks", lambda: anomalies_of(a))
+        assert not any(found.values()), "a valid history must have no anomaly"
+        from checkers.queue_cycles import find_cycles
+        timed("cycle search (G0/G1c + realtime)", lambda: find_cycles(a))
+        res = timed("whole queue checker (all kinds)", lambda: QueueChecker().check({}, ops, []))
+        print(f"  verdict {res['valid']}; anomalies {res['anomaly_types']}")
+    finally:
+        os.unlink(path)
+
+
+def main() -> None:
+    """Parse the options and run each size."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="100000,1000000")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    for n in (int(x) for x in args.sizes.split(",")):
+        bench(n, args.seed)
+
+
+if __name__ == "__main__":
+    main()
