@@ -1,1 +1,47 @@
-"""Checkers: pure functions of a history (and traces) that return a verdict with the ops that prove it."""
+"""Checkers: pure functions of a history (and traces) that return a verdict with the ops that prove it.
+
+Theory of operation
+-------------------
+A run leaves ``history.jsonl`` (client and nemesis ops, DESIGN.md section 2), ``trace.jsonl`` (protocol
+events from the nodes) and ``spec.json`` (its configuration). ``checkers.analysis.check_run(spec,
+history_path, trace_path, profile=None)`` reads them, runs every checker and returns the content of
+``results.json``::
+
+    {"valid": True | False | "unknown", "checkers": {name: result}, "profile": {...},
+     "malformed": [{"file", "line", "reason"}], "pairing_problems": [...]}
+
+Verdicts compose by priority (``checkers.base``): false > unknown > true. A checker that raises is
+``unknown`` with the error, never a crash; malformed lines are listed with their line numbers and the rest
+is still checked. The same function serves ``kraftcheck check`` (``checkers/cli.py``, any history file),
+``kraftcheck analyze STORE_DIR`` and the harness after a run.
+
+The checkers:
+
+* ``queue`` (``queue.py``, ``queue_checker.py``): Jepsen's Kafka queue anomalies - lost-write, duplicate,
+  inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal variants, nonmonotonic-send, G1a,
+  precommitted-read, unseen with a recovery deadline, G0/G1c cycles with realtime variants - plus
+  acked-unreadable (every ``ok`` send readable at its offset after the final phase), realtime-order and
+  hwm-regression. ``queue.py``'s docstring is the exact contract (definitions and result shapes) shared
+  with the Spark implementation.
+* guarantee profiles (``profiles.py``): the spec decides per anomaly whether it is forbidden, allowed, a
+  known issue (Last Replica Standing under v3.5 with lossy faults) or expected.
+* ``invariants`` (``invariants/``): PROTOCOL.md's I1-I16 over the trace and the history; every violation
+  names trace lines and ops; an invariant whose data is missing is ``unknown``.
+* ``linear`` (``linear/``): a Wing-Gong-Lowe linearizability engine run as a subprocess
+  (``python -m checkers.linear``), with per-key partitioning, memoisation and a time limit, models
+  register, cas-register, kv and the Kafka partition log; an adapter runs knossos instead when configured.
+
+Conventions for the harness
+---------------------------
+* **Final phase**: mark every final-phase op (the ``assign`` with ``"seek_to_beginning": true`` and the
+  polls) with the op field ``"final": true`` on its invocation (the completion may repeat it); use fresh
+  processes for the final readers. Without final ops, ``unseen`` is ``unknown`` and acked-unreadable is
+  not checked.
+* Optional op fields the checkers read: ``"seek_to_beginning": true`` on ``assign``; ``"hwm": {key: int}``
+  on poll completions (the high watermark the consumer saw).
+* Spec keys read: ``acks``, ``min_isr``, ``variant``, ``unclean_leader_election``, ``flush_messages``,
+  ``nemesis``, ``test_name``/``scenario``, ``idempotence``, ``topic``, ``unseen_deadline_ns``,
+  ``linearizability`` (false skips the engine). See ``profiles.py``.
+* Exports (``export.py``, ``kraftcheck export``): EDN and Jepsen JSON in Jepsen's Kafka encoding, Parquet.
+* ``synth.py``: a seeded generator of valid histories and mutations that break them (shared with Spark).
+"""
