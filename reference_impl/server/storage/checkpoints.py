@@ -9,6 +9,7 @@ file that does not parse is reported as ``None``/empty (the caller logs it and r
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 
@@ -16,10 +17,17 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
 
 def fsync_dir(path: str) -> None:
-    """fsync a directory so a rename or unlink inside it is durable."""
+    """fsync a directory so a rename or unlink inside it is durable.
+
+    File systems that cannot fsync a directory (some FUSE implementations answer EINVAL / ENOSYS /
+    ENOTSUP) are tolerated: there the rename is as durable as that file system makes it.
+    """
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EBADF):
+            raise
     finally:
         os.close(fd)
 
