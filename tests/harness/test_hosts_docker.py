@@ -1,0 +1,59 @@
+"""DockerHost: containers on a fixed-subnet internal network; start/kill/exec/teardown; labels."""
+
+import signal
+import time
+
+import pytest
+
+from harness.hosts.docker import host_pid_of, pick_subnet
+
+
+def test_pick_subnet_skips_used_ones():
+    import ipaddress
+
+    used = [ipaddress.ip_network("172.29.0.0/20")]
+    net = pick_subnet("r", used)
+    assert net.prefixlen == 24 and str(net).startswith("172.29.") and not net.overlaps(used[0])
+
+
+def test_host_pid_of_unknown_namespace_is_none():
+    assert host_pid_of(2**22 + 11, 1) is None
+
+
+@pytest.mark.jepsen
+def test_start_kill_exec_teardown(tmp_path, monkeypatch):
+    from harness.image import ImageError, docker_client
+
+    monkeypatch.setenv("KRAFTCHECK_STATE", str(tmp_path / "state"))
+    try:
+        client = docker_client()
+    except ImageError as exc:
+        pytest.skip(str(exc))
+    from harness.hosts.docker import DockerHost
+    from harness.hosts.state import proc_state
+
+    host = DockerHost(tmp_path / "store")
+    try:
+        assert host.ip("n1").startswith("172.29.") and host.ip("n1") != host.ip("n2")
+        pid = host.start("n1", ["python", "-c", "import time;print('hi',flush=True);time.sleep(60)"])
+        assert host.is_running("n1") and proc_state(pid) in ("S", "R")
+        code, out = host.exec("n1", ["ip", "-4", "addr"])
+        assert code == 0 and host.ip("n1") in out
+        host.kill("n1", signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while proc_state(pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc_state(pid) == "T"
+        host.kill("n1", signal.SIGKILL)
+        assert not host.is_running("n1") and host.is_container_up("n1")  # the container outlives the node
+        pid2 = host.start("n1", ["python", "-c", "import time;time.sleep(60)"])
+        assert pid2 != pid and host.is_running("n1")
+        host.stop("n1", timeout_s=5)
+        assert not host.is_running("n1")
+        assert "hi" in host.logs("n1")
+        labels = client.containers.get(host.container_name("n1")).labels
+        assert labels["kraftcheck"] == "1" and labels["kraftcheck.run"] == host.run_id
+    finally:
+        host.teardown()
+    assert client.containers.list(all=True, filters={"label": f"kraftcheck.run={host.run_id}"}) == []
+    assert client.networks.list(filters={"label": f"kraftcheck.run={host.run_id}"}) == []
