@@ -186,7 +186,8 @@ def check_nulls(obj, struct_field, version: int, path: str) -> None:
         elif fld.is_struct_array():
             for item in value:
                 check_nulls(item, fld, version, f"{path}.{fld.name}[]")
-        elif fld.is_array() and any(v is None for v in value):
+        elif fld.is_array() and getattr(fld.array_of, "_type_str", None) != "uuid" and None in value:
+            # (a zero UUID element, e.g. in BrokerRegistration's LogDirs, decodes as None too)
             raise MalformedRequest(f"{path}.{fld.name} holds a null element")
 
 

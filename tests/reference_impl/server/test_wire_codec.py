@@ -339,3 +339,18 @@ def test_null_in_a_non_nullable_field_is_malformed(handlers, version):
     meta = ALL_APIS[3].request_class(topics=None, allow_auto_topic_creation=False)
     meta.with_header(correlation_id=2, client_id="c")
     assert codec.decode_request(bytes(meta.encode(version=12, header=True)), handlers.served).body.topics is None
+
+
+def test_zero_uuids_are_not_nulls():
+    """kafka-python decodes the all-zero UUID (Kafka's "no topic id") as None: Metadata v10+ from
+    KafkaAdminClient carries it for every named topic and must not be refused as a null (regression)."""
+    meta_cls = ALL_APIS[3].request_class
+    req = meta_cls(topics=[meta_cls.MetadataRequestTopic(name="t", topic_id=uuid.UUID(int=0))],
+                   allow_auto_topic_creation=False)
+    req.with_header(correlation_id=1, client_id="c")
+    assert codec.decode_request(bytes(req.encode(version=12, header=True)), ALL_APIS).body.topics[0].name == "t"
+    reg_cls = ALL_APIS[62].request_class
+    reg = reg_cls(broker_id=1, cluster_id="c", incarnation_id=uuid.uuid4(), listeners=[], features=[],
+                  log_dirs=[uuid.UUID(int=0)], previous_broker_epoch=-1)
+    reg.with_header(correlation_id=2, client_id="b")
+    assert codec.decode_request(bytes(reg.encode(version=3, header=True)), ALL_APIS).body.broker_id == 1
