@@ -27,12 +27,20 @@ class LazyCache:
         self.torn = torn
         self.rng = random.Random(seed)
         self.lock = threading.RLock()
+        self.last_write_len: dict[str, int] = {}  # for torn writes: the last write inside a merged op
         self.stats = {"dropped_bytes": 0, "synced_bytes": 0, "drops": 0, "syncs": 0, "torn_bytes_kept": 0}
 
     def write(self, path: str, offset: int, data: bytes) -> int:
-        """Buffer a write; return its length."""
+        """Buffer a write; return its length. A write that continues the previous one (an append, as
+        logs do) extends it in place, so reads stay cheap however many appends are pending."""
         with self.lock:
-            self.pending.setdefault(path, []).append(("w", offset, bytes(data)))
+            ops = self.pending.setdefault(path, [])
+            if ops and ops[-1][0] == "w" and ops[-1][1] + len(ops[-1][2]) == offset:
+                ops[-1][2].extend(data)
+                self.last_write_len[path] = len(data)
+            else:
+                ops.append(("w", offset, bytearray(data)))
+                self.last_write_len[path] = len(data)
         return len(data)
 
     def truncate(self, path: str, length: int) -> None:
@@ -90,7 +98,7 @@ class LazyCache:
             try:
                 for op in ops:
                     if op[0] == "w":
-                        os.pwrite(fd, op[2], op[1])
+                        os.pwrite(fd, bytes(op[2]), op[1])
                         written += len(op[2])
                     else:
                         os.ftruncate(fd, op[1])
@@ -114,7 +122,10 @@ class LazyCache:
             dropped = 0
             for path, ops in self.pending.items():
                 if self.torn and ops and ops[-1][0] == "w" and os.path.exists(path):
-                    _, off, data = ops[-1]
+                    _, off, merged = ops[-1]
+                    # The torn write is the last write() call, which may be the tail of a merged op.
+                    last = min(self.last_write_len.get(path, len(merged)), len(merged))
+                    data, off = bytes(merged[len(merged) - last :]), off + len(merged) - last
                     keep = self.rng.randrange(len(data)) if data else 0
                     fd = os.open(path, os.O_WRONLY)
                     try:
@@ -126,6 +137,7 @@ class LazyCache:
                     dropped -= keep
                 dropped += sum(len(op[2]) for op in ops if op[0] == "w")
             self.pending.clear()
+            self.last_write_len.clear()
             self.stats["dropped_bytes"] += dropped
             self.stats["drops"] += 1
             return dropped
