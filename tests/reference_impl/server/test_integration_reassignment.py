@@ -56,7 +56,10 @@ def describe(admin: KafkaAdminClient, topic: str) -> dict:
 def wait_for(predicate, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except (IndexError, KeyError):  # metadata not propagated to the answering broker yet
+            value = None
         if value:
             return value
         time.sleep(0.2)
