@@ -154,9 +154,9 @@ def normalize(options: dict[str, Any]) -> dict[str, Any]:
                          ("min_isr", 1), ("replica_lag_time_max_ms", 1), ("broker_session_timeout_ms", 1),
                          ("broker_heartbeat_interval_ms", 1)):
         spec[key] = _as_int(key, spec[key], minimum)
-    for key in ("flush_messages", "flush_ms"):
+    for key, minimum in (("flush_messages", 1), ("flush_ms", 0)):
         if spec[key] is not None:
-            spec[key] = _as_int(key, spec[key], 1)
+            spec[key] = _as_int(key, spec[key], minimum)
     if spec["seed"] is not None:
         spec["seed"] = _as_int("seed", spec["seed"], 0)
     spec["time_limit_s"] = _as_float("time_limit_s", spec["time_limit_s"], 0.0, strict=True)
@@ -241,6 +241,8 @@ _FLAGS = {
     "acks": "--acks", "flush_messages": "--flush-messages", "flush_ms": "--flush-ms",
     "reassignment_mode": "--reassignment-mode", "inject_bug": "--inject-bug",
     "nemesis_interval_s": "--nemesis-interval", "op_timeout_s": "--op-timeout",
+    "recovery_timeout_s": "--recovery-timeout", "final_read_timeout_s": "--final-read-timeout",
+    "topic": "--topic",
 }
 
 

@@ -74,7 +74,8 @@ def test_replay_round_trip(tmp_path):
 def test_replay_argv_parses_back_to_the_same_spec():
     from harness.commands.run import build_parser, options_from_args
 
-    spec = build_spec({"seed": 3, "nemesis": "kill,pause", "keys": 2, "rate": 10, "acks": 1})
+    spec = build_spec({"seed": 3, "nemesis": "kill,pause", "keys": 2, "rate": 10, "acks": 1, "flush_ms": 0,
+                       "recovery_timeout_s": 20, "final_read_timeout_s": 40, "topic": "q", "inject_bug": "x"})
     args = build_parser().parse_args(replay_argv(spec)[2:])
     again = build_spec(options_from_args(args))
     for key in DEFAULTS:
