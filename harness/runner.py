@@ -307,6 +307,7 @@ class Runner:
         host = make_host(spec, self.run_dir)
         run.host = host
         teardown.add("host", lambda: self._teardown_host(host))
+        teardown.add("run-cleanup", lambda: self._run_cleanup(run))
         run.log(f"host {host.name}, run id {getattr(host, 'run_id', None)}")
         if getattr(host, "image", None):
             # The image tag is a hash of its inputs: record it so a replay can tell if the image changed.
@@ -448,6 +449,15 @@ class Runner:
             cluster.collect_logs(self.run_dir / store.NODES)
         except Exception as exc:
             run.log(f"collecting logs failed: {type(exc).__name__}: {exc}")
+
+    def _run_cleanup(self, run: RunContext) -> None:
+        """``run.cleanup``: callables anyone registered during the run, in reverse order, each guarded."""
+        while run.cleanup:
+            action = run.cleanup.pop()
+            try:
+                action()
+            except Exception as exc:
+                run.log(f"cleanup action {action!r} failed: {type(exc).__name__}: {exc}")
 
     def _teardown_host(self, host: Any) -> None:
         host.teardown()
