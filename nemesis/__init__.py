@@ -14,10 +14,13 @@ into real faults on the cluster's hosts and returns completions whose ``value`` 
   LD_PRELOAD with an offset file the nemesis rewrites; only the wall clock is faked
   (FAKETIME_DONT_FAKE_MONOTONIC=1); evidence: the offset measured by a process with the node's env.
 - ``disk`` (``power-loss``, ``lose-unsynced``): a FUSE pass-through file system (``nemesis.lazyfs``)
-  under each node's data directory keeps unsynced writes in memory; power loss drops them, kill -9s and
-  restarts the node; evidence: the bytes dropped and the log end offsets before and after.
-- ``admin`` (reassignments, cancels, mode switches, preferred and unclean elections): kafka-python admin
-  requests; evidence: the controller's answer and the reassignment/leader state read back.
+  under each node's data directory keeps unsynced file data in memory (metadata such as creates and
+  renames is applied at once: a documented limit); power loss kill -9s, drops, restarts; evidence: the
+  bytes dropped and the log end offsets before and after (``nemesis.logdir``).
+- ``admin`` (reassignments keeping or changing RF, with and without KIP-860's flag, cancels, preferred
+  and unclean elections): kafka-python admin requests; evidence: the controller's answer and the
+  reassignment/leader state read back. All-at-once vs incremental (KIP-435) reassignment is the
+  controller's ``reassignment.mode``, chosen per run (``--reassignment-mode``), not switched live.
 
 ``nemesis.registry.build_package`` composes the members a run asks for into one nemesis with a seeded
 schedule and a final heal; ``nemesis.coverage`` turns a history into the requested / attempted / proven
