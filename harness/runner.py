@@ -325,6 +325,8 @@ class Runner:
 
         history = HistoryWriter(self.run_dir / store.HISTORY)
         run.history = history
+        # The history's clock origin, so that node traces can be rebased even if this process dies.
+        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
         teardown.add("history", history.close)
 
         cluster = RefCluster(host, run, ready_timeout_s=spec["recovery_timeout_s"])

@@ -1,7 +1,8 @@
 """The store: where runs leave their files (DESIGN.md section 2).
 
 Layout: ``<root>/<test-name>/<UTC-start>/`` holds ``spec.json``, ``history.jsonl``, ``trace.jsonl``,
-``results.json``, ``report.html``, ``harness.log`` and ``nodes/<node>/``; ``<root>/latest`` is a symlink
+``results.json``, ``report.html``, ``harness.log``, ``client.log``, ``clock.json`` (the history's
+monotonic origin and the boot id, so node traces can be rebased after a crash) and ``nodes/<node>/``; ``<root>/latest`` is a symlink
 to the newest run. The root is ``--store DIR``, else ``$KRAFTCHECK_STORE``, else ``./store``.
 
 JSON files are written atomically (temporary file + rename), so a harness killed mid-write leaves either
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 STORE_ENV = "KRAFTCHECK_STORE"
-SPEC, HISTORY, TRACE, RESULTS, REPORT, NODES = (
-    "spec.json", "history.jsonl", "trace.jsonl", "results.json", "report.html", "nodes")
+SPEC, HISTORY, TRACE, RESULTS, REPORT, NODES, CLOCK = (
+    "spec.json", "history.jsonl", "trace.jsonl", "results.json", "report.html", "nodes", "clock.json")
 
 
 def store_root(explicit: str | os.PathLike | None = None) -> Path:
@@ -86,6 +87,20 @@ def write_json(path: str | os.PathLike, data: Any) -> Path:
             pass
         raise
     return path
+
+
+def boot_id() -> str | None:
+    """This boot's id: CLOCK_MONOTONIC values are comparable only within one boot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def clock_record(start_ns: int) -> dict[str, Any]:
+    """What ``clock.json`` holds: the history's monotonic origin and the boot it belongs to."""
+    return {"history_start_monotonic_ns": int(start_ns), "boot_id": boot_id()}
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -10,7 +10,37 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+from pathlib import Path
+
+
+def rebuild_partial_evidence(run_dir: Path) -> str | None:
+    """A killed harness never merged the node traces nor copied the logs; do it now if the node
+    directories are still there (``kraftcheck clean`` removes them) and ``clock.json`` says how to
+    rebase the traces. Returns what was done, or None."""
+    from harness import store
+    from harness.cluster import read_trace_file, write_merged_trace
+
+    node_dirs = run_dir / "node-dirs"
+    if (run_dir / store.TRACE).exists() or not node_dirs.is_dir():
+        return None
+    try:
+        clock = store.read_json(run_dir / store.CLOCK)
+    except (OSError, ValueError):
+        return "no clock.json: node traces cannot be rebased onto the history"
+    if clock.get("boot_id") != store.boot_id():
+        return "the machine rebooted since the run: node trace times are not comparable, trace skipped"
+    events = []
+    for node_dir in sorted(p for p in node_dirs.iterdir() if p.is_dir()):
+        events.extend(read_trace_file(node_dir / "trace.jsonl", node_dir.name))
+        log = node_dir / "node.log"
+        if log.is_file():
+            dest = run_dir / store.NODES / node_dir.name
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(log, dest / "node.log")
+    count = write_merged_trace(run_dir / store.TRACE, events, int(clock["history_start_monotonic_ns"]))
+    return f"rebuilt trace.jsonl ({count} events) and node logs from {node_dirs}"
 
 
 def main(argv: list[str]) -> int:
@@ -39,6 +69,9 @@ def main(argv: list[str]) -> int:
         print(f"kraftcheck analyze: warning: no usable {store.SPEC} in {run_dir}; checking with defaults",
               file=sys.stderr)
     notes = []
+    rebuilt = rebuild_partial_evidence(run_dir)
+    if rebuilt:
+        print(f"kraftcheck analyze: {rebuilt}", file=sys.stderr)
     history_path = run_dir / store.HISTORY
     if history_path.is_file():
         history = read_history(history_path)

@@ -103,3 +103,21 @@ def test_replay_rebuilds_the_stored_spec_and_lets_flags_override(tmp_path, monke
     assert all(seen[0][k] == stored[k] for k in DEFAULTS)
     assert main(["run", "--replay", str(tmp_path), "--time-limit", "3"]) == 0
     assert seen[1]["time_limit_s"] == 3.0 and seen[1]["seed"] == 1234
+
+
+def test_analyze_rebuilds_trace_and_logs_of_a_killed_run(tmp_path, capsys):
+    from harness import store
+
+    run = partial_store(tmp_path)
+    store.write_json(run / "clock.json", store.clock_record(1_000))
+    for node, times in (("b1", [1_500, 3_000]), ("controller", [2_000])):
+        d = run / "node-dirs" / node
+        d.mkdir(parents=True)
+        (d / "trace.jsonl").write_text("".join(f'{{"time": {t}, "node": "x", "kind": "hwm"}}\n' for t in times)
+                                       + '{"time": 9')  # torn by the kill
+        (d / "node.log").write_text(f"{node} log\n")
+    assert main(["analyze", str(run), "--no-report"]) == 2
+    assert "rebuilt trace.jsonl (3 events)" in capsys.readouterr().err
+    trace = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    assert [(e["time"], e["node_name"]) for e in trace] == [(500, "b1"), (1000, "controller"), (2000, "b1")]
+    assert (run / "nodes" / "b1" / "node.log").read_text() == "b1 log\n"

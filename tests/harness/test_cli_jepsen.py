@@ -95,6 +95,12 @@ def test_harness_killed_mid_run_then_analyze_and_clean(env, tmp_path):
     assert any("final read" in note for note in results["harness_notes"])
     assert results["checkers"]["queue"]["valid"] in (True, "unknown")  # nothing contradicts the history
     assert (run_dir / "results.json").is_file() and (run_dir / "report.html").is_file()
+    # the node traces and logs the dead harness never collected were recovered from the node directories
+    assert "rebuilt trace.jsonl" in analyzed.stderr
+    trace = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+    assert trace and {e["node_name"] for e in trace} >= {"controller", "b1", "b2", "b3"}
+    assert min(e["time"] for e in trace) >= 0  # rebased onto the history's clock
+    assert (run_dir / "nodes" / "b1" / "node.log").stat().st_size > 0
 
     cleaned = kraftcheck(["clean", "--no-docker"], env)
     assert cleaned.returncode == 0, cleaned.stderr
