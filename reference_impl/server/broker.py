@@ -201,8 +201,13 @@ class Broker:
                 log(self.node, f"metadata fetch error {chunk.error.name}")
                 await asyncio.sleep(0.5)
                 continue
-            for base, recs in chunk.batches:
-                self.apply_metadata_batch([(base + i, record_from_dict(r)) for i, r in enumerate(recs)])
+            entries = [[(base + i, record_from_dict(r)) for i, r in enumerate(recs)] for base, recs in chunk.batches]
+            if entries and not self.image.caught_up_to(self.lifecycle.broker_epoch):
+                # Catching up at start (B2): everything pulled so far is applied as one materialized batch,
+                # so replicas take their roles from the current state, not from every historical one.
+                entries = [[e for batch in entries for e in batch]]
+            for batch in entries:
+                self.apply_metadata_batch(batch)
 
     def apply_metadata_batch(self, entries: list) -> None:
         """Apply one metadata batch and drive each affected partition replica (T1-T7)."""
@@ -210,11 +215,27 @@ class Broker:
         for t in delta.transitions_for(self.config.node_id):
             topic = self.image.topics.get(t.topic_id, t.topic_id)
             self.manager.apply_partition_state(topic, t.topic_id, t.partition_id, t.state)
+        if self.manager.recovered_logs and self.lifecycle.broker_epoch >= 0 and \
+                self.image.caught_up_to(self.lifecycle.broker_epoch):
+            self._delete_stray_logs()
         for b in delta.brokers:
             reg = self.image.brokers.get(b)
             if reg is not None:
                 self.tracer.emit("broker_metadata", broker=b, broker_epoch=reg.broker_epoch, fenced=reg.fenced,
                                  in_controlled_shutdown=reg.in_controlled_shutdown, offset=self.image.offset)
+
+    def _delete_stray_logs(self) -> None:
+        """Logs recovered at start for partitions this broker no longer hosts (removed while it was down, T1)
+        are deleted once the image is caught up to the broker's own registration (so it is complete)."""
+        for name in list(self.manager.recovered_logs):
+            topic, _, part = name.rpartition("-")
+            topic_id = self.image.topic_id(topic)
+            state = self.image.partition(topic_id, int(part)) if topic_id is not None else None
+            if state is None or self.config.node_id not in state.replicas:
+                self.manager.recovered_logs.pop(name).delete()
+                log(self.node, f"deleted stray log {name}: not a replica in the current metadata")
+                self.tracer.emit("log_deleted", topic=topic, partition=int(part), replica=self.config.node_id,
+                                 reason="stray")
 
     async def _isr_loop(self) -> None:
         """L12-L16: ask each leader replica for an ISR change and send it to the controller."""
