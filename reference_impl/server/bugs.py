@@ -9,6 +9,9 @@ Where a switch acts (process / rule / what a checker should see):
 
 - ``ack-before-replication`` (broker, L5): acks=all produce requests are answered right after the local
   append, as if acks=1. A leader crash before the followers fetch loses acknowledged records (I6, I1).
+- ``hwm-ignores-isr`` (broker, L3): the leader's HWM follows its own LEO, ignoring what the (Maximal) ISR
+  followers have fetched, so acks=all is answered and consumers read before anything is replicated
+  (I1, I6, I7 under a leader crash).
 - ``fetch-beyond-hwm`` (broker, L10 / I15): consumer fetches are served up to the log end offset instead of
   the HWM, so consumers read records that may later be truncated (I15, I7).
 - ``ignore-min-isr`` (broker, L1): the replica core is given ``min.insync.replicas = 1`` whatever the
@@ -42,6 +45,8 @@ BUGS: dict[str, Bug] = {
     for b in (
         Bug("ack-before-replication", "broker", "L5",
             "acks=all answered after the local append, before the HWM passes the batch"),
+        Bug("hwm-ignores-isr", "broker", "L3",
+            "leader HWM = its LEO, whatever the ISR followers have fetched"),
         Bug("fetch-beyond-hwm", "broker", "L10",
             "consumer fetches served up to the log end offset instead of the HWM"),
         Bug("ignore-min-isr", "broker", "L1",

@@ -135,8 +135,9 @@ class ReplicaManager:
                 return
             seg_log = self.recovered_logs.pop(name, None) or self._open_log(
                 os.path.join(self.config.log_dirs, name))
-            replica = PartitionReplica(self.broker_id, topic_id, partition, seg_log, self.replica_config,
-                                       broker_epoch=self.broker_epoch)
+            cls = HwmIgnoresIsrReplica if is_active(self.config.inject_bug, "hwm-ignores-isr") else PartitionReplica
+            replica = cls(self.broker_id, topic_id, partition, seg_log, self.replica_config,
+                          broker_epoch=self.broker_epoch)
             part = Partition(topic, topic_id, partition, replica, seg_log)
             self.partitions[key] = part
         actions = part.replica.apply_metadata(state, now_ms())
@@ -324,6 +325,16 @@ class ReplicaManager:
             if not fut.done():
                 fut.cancel()
         self._acks.clear()
+
+
+class HwmIgnoresIsrReplica(PartitionReplica):
+    """The ``hwm-ignores-isr`` bug (L3 broken on purpose): a leader's HWM jumps to its LEO on every
+    recomputation, without waiting for the ISR followers. Everything else is the correct core."""
+
+    def _maybe_advance_hwm(self) -> None:
+        if self.role == LEADER and self.log.log_end_offset > self.high_watermark:
+            self._set_hwm(self.log.log_end_offset)
+            self._complete_acks()
 
 
 def decode_log_batches(records: bytes) -> list[LogBatch]:

@@ -102,3 +102,21 @@ async def consumer_fetch(address: str, topic: str, partition: int) -> tuple[list
     part = response.responses[0].partitions[0]
     records = bytes(part.records) if part.records else b""
     return [r.value for r in decode_records(records)] if records else [], part.high_watermark
+
+
+def test_hwm_ignores_isr_bug_commits_before_replication():
+    """L3 broken on purpose: the buggy leader's HWM reaches its LEO with no follower fetch; the correct
+    core waits (acks=all pending until the followers fetch)."""
+    from reference_impl.protocol.log import InMemoryLog
+    from reference_impl.protocol.records import PartitionState
+    from reference_impl.protocol.replica import PartitionReplica
+    from reference_impl.protocol.replica_messages import ProduceBatch, ReplicaConfig
+    from reference_impl.server.replica_manager import HwmIgnoresIsrReplica
+
+    outcomes = {}
+    for cls in (PartitionReplica, HwmIgnoresIsrReplica):
+        replica = cls(1, "t", 0, InMemoryLog(), ReplicaConfig(min_insync_replicas=2))
+        replica.apply_metadata(PartitionState([1, 2, 3], [1, 2, 3], 1, 1, 1), 0)
+        result = replica.append_as_leader(ProduceBatch(1, b"x"), -1, 0)
+        outcomes[cls.__name__] = (replica.high_watermark, result.pending)
+    assert outcomes == {"PartitionReplica": (0, True), "HwmIgnoresIsrReplica": (1, False)}
