@@ -125,7 +125,8 @@ class Broker:
             if err == Errors.NONE:
                 log(self.node, f"registered with broker epoch {epoch}")
                 return True
-            log(self.node, f"registration refused: {err.name}; retrying")
+            # C3: refused while the previous session is still unfenced; retried until it expires.
+            log_throttled(self.node, "register-refused", f"registration refused: {err.name}; retrying")
             await asyncio.sleep(0.5)
         return False
 
