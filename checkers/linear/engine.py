@@ -30,7 +30,8 @@ def check_partitions(model_name: str, parts: dict[Any, list], time_limit_s: floa
                 verdicts.append("unknown")
             break
         t0 = time.monotonic()
-        res = check_operations(model, parts[k], deadline)
+        ops = model.prepare(parts[k]) if hasattr(model, "prepare") else parts[k]
+        res = check_operations(model, ops, deadline)
         info = {"valid": res.valid, "ops": res.total, "explored": res.explored,
                 "elapsed_s": round(time.monotonic() - t0, 4)}
         if res.valid is not True:

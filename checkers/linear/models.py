@@ -105,6 +105,39 @@ class KafkaLog:
         """The empty log."""
         return LogState((), 0)
 
+    def prepare(self, ops: list) -> list:
+        """Canonicalise indeterminate sends before the search (sound for this model, and it keeps the
+        search from trying every crashed send at every point):
+
+        * a crashed send whose value some poll returned at offset o must have been appended at o, so its
+          output becomes o;
+        * a crashed send nobody read, when the observed offsets (acknowledged sends and polled records)
+          have no hole below their maximum, can only have been appended after every observation (anywhere
+          earlier it would shift an observed offset), which is the same as never: it is dropped.
+        """
+        seen_at: dict[Any, int] = {}
+        observed: set[int] = set()
+        for op in ops:
+            f, arg = op.inp
+            if f == "poll":
+                for o, v in arg:
+                    if isinstance(o, int):
+                        observed.add(o)
+                        seen_at.setdefault(v, o)
+            elif f == "send" and op.out is not UNKNOWN and op.out is not None:
+                observed.add(op.out)
+        no_holes = not observed or len(observed) == max(observed) + 1
+        out = []
+        for op in ops:
+            if op.inp[0] == "send" and op.out is UNKNOWN:
+                v = op.inp[1]
+                if v in seen_at:
+                    op = type(op)(op.call, op.ret, op.inp, seen_at[v], op.ref)
+                elif no_holes:
+                    continue
+            out.append(op)
+        return out
+
     def step(self, state, inp, out):
         """Apply one op."""
         f, arg = inp

@@ -190,3 +190,20 @@ def test_linear_checker_subprocess_in_check_run(tmp_path):
     assert res["checkers"]["linear"]["valid"] is True, res["checkers"]["linear"]
     assert time.monotonic() - t < 30
     assert os.path.exists(path)
+
+
+def test_kafka_log_prepare_canonicalises_crashed_sends():
+    m = MODELS["kafka-log"]
+    crashed_read = Operation(0, INF, ("send", "x"), UNKNOWN)
+    crashed_unread = Operation(1, INF, ("send", "y"), UNKNOWN)
+    ops = [crashed_read, crashed_unread, Operation(2, 3, ("send", "z"), 1),
+           Operation(4, 5, ("poll", ((0, "x"), (1, "z"))), None)]
+    prepared = m.prepare(ops)
+    assert [op.inp for op in prepared][0] == ("send", "x")
+    assert prepared[0].out == 0                      # forced to the offset it was read at
+    assert all(op.inp != ("send", "y") for op in prepared)  # no hole: the unread crash is dropped
+    assert check_operations(m, ops).valid is True
+    # with a hole at offset 0 the unread crashed send is kept: it may be the one that filled it
+    holey = [crashed_unread, Operation(2, 3, ("send", "z"), 1)]
+    assert len(m.prepare(holey)) == 2
+    assert check_partitions("kafka-log", {0: holey})["valid"] is True
