@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from checkers.queue import QueueAnalysis, anomalies_of  # noqa: E402
+from checkers.queue import QueueAnalysis, anomalies_of, no_gc  # noqa: E402
 from checkers.queue_checker import QueueChecker  # noqa: E402
 from checkers.synth import synth_history  # noqa: E402
 from harness.history import iter_history  # noqa: E402
@@ -45,12 +45,14 @@ def bench(lines: int, seed: int) -> None:
         size = os.path.getsize(path)
         print(f"  {len(ops):,} ops, {size / 1e6:.0f} MB JSONL")
         del ops
-        ops = timed("read JSONL (iter_history)", lambda: list(iter_history(path)))
-        a = timed("analysis (extract + version orders)", lambda: QueueAnalysis(ops, {"cycles": False}))
-        found = timed("all non-cycle anomaly checks", lambda: anomalies_of(a))
-        assert not any(found.values()), "a valid history must have no anomaly"
-        from checkers.queue_cycles import find_cycles
-        timed("cycle search (G0/G1c + realtime)", lambda: find_cycles(a))
+        with no_gc():
+            ops = timed("read JSONL (iter_history)", lambda: list(iter_history(path)))
+        with no_gc():
+            a = timed("analysis (extract + version orders)", lambda: QueueAnalysis(ops, {"cycles": False}))
+            found = timed("all non-cycle anomaly checks", lambda: anomalies_of(a))
+            assert not any(found.values()), "a valid history must have no anomaly"
+            from checkers.queue_cycles import find_cycles
+            timed("cycle search (G0/G1c + realtime)", lambda: find_cycles(a))
         res = timed("whole queue checker (all kinds)", lambda: QueueChecker().check({}, ops, []))
         print(f"  verdict {res['valid']}; anomalies {res['anomaly_types']}")
     finally:

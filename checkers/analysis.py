@@ -90,7 +90,9 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
     """Check one run's files; see the module docstring for the result."""
     spec = dict(spec or {})
     options = options or {}
-    ops, malformed = load_history(history_path)
+    from checkers.queue import no_gc
+    with no_gc():  # reading allocates millions of small objects; see checkers.queue.no_gc
+        ops, malformed = load_history(history_path)
     traces: list[dict] = []
     if trace_path is not None and os.path.exists(trace_path):
         traces = read_trace(trace_path, malformed)

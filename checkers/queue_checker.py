@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.profiles import apply_override, derive_profile
-from checkers.queue import KINDS, QueueAnalysis, anomalies_of
+from checkers.queue import KINDS, QueueAnalysis, anomalies_of, no_gc
 
 EXAMPLES = 20  # per kind in results.json; the counts are exact
 
@@ -30,8 +30,9 @@ class QueueChecker:
         options = dict(self.options)
         if "unseen_deadline_ns" not in options and spec.get("unseen_deadline_ns") is not None:
             options["unseen_deadline_ns"] = spec["unseen_deadline_ns"]
-        a = QueueAnalysis(history, options)
-        found = anomalies_of(a)
+        with no_gc():
+            a = QueueAnalysis(history, options)
+            found = anomalies_of(a)
         profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
         return judge(found, profile, a)
 
