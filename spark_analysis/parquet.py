@@ -22,7 +22,7 @@ from spark_analysis.errors import CorruptInput
 PARQUET_SCHEMA = pa.schema([
     ("index", pa.int64()), ("time", pa.int64()), ("type", pa.string()), ("process", pa.string()),
     ("f", pa.string()), ("value", pa.string()), ("node", pa.string()), ("error", pa.string()),
-    ("line", pa.int64()),
+    ("final", pa.string()), ("seek", pa.string()), ("hwm", pa.string()), ("line", pa.int64()),
 ])
 
 
@@ -92,6 +92,10 @@ def _append(columns: dict[str, list], op: dict, position: int, lineno: int) -> N
     columns["value"].append(None if value is None else json.dumps(value, separators=(",", ":")))
     columns["node"].append(_text_or_none(op.get("node")))
     columns["error"].append(_text_or_none(op.get("error")))
+    columns["final"].append("true" if op.get("final") is True else None)
+    columns["seek"].append("true" if op.get("seek_to_beginning") is True else None)
+    columns["hwm"].append(json.dumps(op["hwm"], separators=(",", ":")) if isinstance(op.get("hwm"), dict)
+                          else None)
     columns["line"].append(lineno)
 
 

@@ -21,7 +21,7 @@ from spark_analysis.errors import BadMasterURL, JavaMissing, SessionConflict
 DEFAULT_MASTER = "local[*]"
 # Small shuffles: histories are grouped by key/process and the machine has 2 cores; Spark's default of
 # 200 partitions would spend most of the time scheduling empty tasks.
-DEFAULT_SHUFFLE_PARTITIONS = 8
+DEFAULT_SHUFFLE_PARTITIONS = 4
 
 _LOCAL_RE = re.compile(r"^local(\[(\*|[1-9][0-9]*)(,\s*[0-9]+)?\])?$")
 _LOCAL_CLUSTER_RE = re.compile(r"^local-cluster\[[1-9][0-9]*,\s*[1-9][0-9]*,\s*[1-9][0-9]*\]$")
@@ -112,6 +112,9 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
                    .config("spark.ui.enabled", "true" if ui else "false")
                    .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                    .config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.ui.showConsoleProgress", "false")
+                   # JSON objects with a repeated key keep the last value, as Python's json does.
+                   .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
         if master.startswith("local"):
             # Only loopback traffic on a shared machine.

@@ -1,0 +1,310 @@
+"""Many runs at once: read a whole store and aggregate anomalies, availability, latency and recovery.
+
+What it reads (DESIGN.md section 2): every run directory under the store root that holds a
+``history.jsonl`` (the ``latest`` link is skipped); its ``spec.json`` (read defensively: ``nemesis`` as a
+list or comma-separated string, ``variant``, ``acks``, ``min_isr``, each possibly missing) and
+``results.json`` (its ``valid`` verdict, when present). Only these small JSON files are read on the
+driver; every history is read by Spark (``spark.read.text`` over all files at once, the run being the
+file's directory) and only aggregated tables come back to the driver (pandas, a few rows per run).
+
+What it computes:
+
+- ``runs``: one row per run: test, start stamp, fault mix (sorted nemesis names joined by ``+``, or
+  ``none``), variant, acks, min_isr, stored verdict, op counts (client completions ok / fail / info),
+  malformed lines, and the number of anomalies of each Spark queue kind (``spark_analysis.queue_jobs``),
+  computed here from the history with today's definitions.
+- ``by_mix``: per (fault mix, variant): runs, runs with any anomaly, runs per stored verdict, anomalies
+  per kind.
+- ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and
+  latency quantiles (p50, p90, p99, max, in milliseconds) of the ok ops. An op's nemesis state is
+  ``fault`` when its invocation falls inside a fault interval of its run (``spark_analysis.intervals``
+  defines the intervals), else ``healthy``.
+- ``recovery``: per (fault mix, variant): heals, heals never followed by an ok op, and quantiles of the time
+  to recover = from a heal's completion to the first completion of an ``ok`` client op invoked at or after
+  it (ms).
+
+Outputs under ``OUT``: ``runs.parquet``, ``by_mix.parquet``, ``availability.parquet``,
+``recovery.parquet``, the same as CSV, and ``summary.json`` (by_mix, availability and recovery as records,
+plus totals) for the reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from spark_analysis.errors import SparkAnalysisError
+from spark_analysis.extract import extract
+from spark_analysis.intervals import fault_intervals
+from spark_analysis.queue_jobs import KINDS, QueueJobs, count_anomalies
+from spark_analysis.read import read_jsonl, with_order
+
+HISTORY, SPEC, RESULTS = "history.jsonl", "spec.json", "results.json"
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the driver knows of one run directory before Spark reads its history."""
+
+    run_dir: str
+    test: str
+    started: str
+    fault_mix: str
+    variant: str
+    acks: str
+    min_isr: str
+    verdict: str
+
+
+def discover_runs(store: str | os.PathLike, limit: int | None = None) -> list[RunInfo]:
+    """Every run directory (one holding ``history.jsonl``) under ``store``, sorted, ``latest`` skipped."""
+    root = Path(store)
+    if not root.is_dir():
+        raise SparkAnalysisError(f"store {root} is not a directory")
+    found: list[RunInfo] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d != "latest" and not d.startswith("."))
+        if HISTORY in filenames:
+            found.append(run_info(Path(dirpath), root))
+            dirnames[:] = []  # node directories below a run hold no histories
+            if limit is not None and len(found) >= limit:
+                break
+    return found
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def fault_mix(nemesis: Any) -> str:
+    """A run's fault mix: its nemesis names, sorted and joined by ``+``; ``none`` without faults."""
+    if isinstance(nemesis, str):
+        names = nemesis.split(",")
+    elif isinstance(nemesis, list | tuple):
+        names = [n if isinstance(n, str) else json.dumps(n, sort_keys=True) for n in nemesis]
+    else:
+        names = []
+    names = sorted({n.strip() for n in names if n and n.strip() and n.strip() != "none"})
+    return "+".join(names) if names else "none"
+
+
+def _text(x: Any) -> str:
+    return "unknown" if x is None else (x if isinstance(x, str) else json.dumps(x))
+
+
+def run_info(run_dir: Path, root: Path) -> RunInfo:
+    """Read a run's spec.json and results.json defensively (missing or broken files are "unknown")."""
+    spec = _read_json(run_dir / SPEC)
+    results = _read_json(run_dir / RESULTS)
+    rel = run_dir.relative_to(root).parts if run_dir != root else ()
+    test = rel[0] if len(rel) >= 2 else _text(spec.get("test") or spec.get("name"))
+    started = rel[-1] if rel else run_dir.name
+    valid = results.get("valid", "missing") if (run_dir / RESULTS).exists() else "missing"
+    protocol = spec.get("protocol") if isinstance(spec.get("protocol"), dict) else {}
+    return RunInfo(
+        run_dir=str(run_dir.resolve()), test=test, started=started,
+        fault_mix=fault_mix(spec.get("nemesis")),
+        variant=_text(spec.get("variant", protocol.get("variant"))),
+        acks=_text(spec.get("acks")), min_isr=_text(spec.get("min_isr", spec.get("min_insync_replicas"))),
+        verdict={True: "valid", False: "invalid"}.get(valid, _text(valid)) if not isinstance(valid, str)
+        else valid)
+
+
+def _uri_dir(uri: str) -> str:
+    """The directory of a file URI, as ``spark_analysis.read`` computes the run column."""
+    import re
+
+    return re.sub(r"/[^/]*$", "", re.sub(r"^file:(//)?", "", uri))
+
+
+def client_pairs(ops: DataFrame) -> DataFrame:
+    """Client invocations paired with their completions (any ``f``), as ``harness.history.pair_ops``.
+
+    Columns: run, process, f, type (completion type; ``info`` when never completed), invoke_time,
+    complete_time, latency_ns.
+    """
+    client = ops.where(F.col("process") != "nemesis")
+    w = Window.partitionBy("run", "process").orderBy("block", "rid")
+    x = client.select("run", "process", "type", "f", "time",
+                      F.lag(F.struct("type", "time")).over(w).alias("prev"),
+                      F.lead(F.lit(1)).over(w).isNull().alias("is_last"))
+    done = (x.where((F.col("type") != "invoke") & (F.col("prev.type") == "invoke"))
+            .select("run", "process", "f", "type", F.col("prev.time").alias("invoke_time"),
+                    F.col("time").alias("complete_time")))
+    open_ = (x.where((F.col("type") == "invoke") & F.col("is_last"))
+             .select("run", "process", "f", F.lit("info").alias("type"), F.col("time").alias("invoke_time"),
+                     F.lit(None).cast("long").alias("complete_time")))
+    return done.unionByName(open_).withColumn("latency_ns", F.col("complete_time") - F.col("invoke_time"))
+
+
+_INTERVAL_SCHEMA = T.StructType([T.StructField("run", T.StringType()), T.StructField("kind", T.StringType()),
+                                 T.StructField("start", T.LongType()), T.StructField("end", T.LongType()),
+                                 T.StructField("fs", T.StringType())])
+
+
+def _intervals_of_run(pdf: pd.DataFrame) -> pd.DataFrame:
+    """applyInPandas body: one run's nemesis ops (file order) -> its fault intervals and heal times."""
+    pdf = pdf.sort_values(["block", "rid"])
+    run = pdf["run"].iloc[0]
+    end = int(pdf["end_of_history"].iloc[0])
+    nem = [{"type": t, "f": f, "time": int(tm)} for t, f, tm in zip(pdf["type"], pdf["f"], pdf["time"], strict=True)]
+    intervals, heals = fault_intervals(nem, end)
+    rows = [(run, "fault", iv.start, iv.end, iv.fs) for iv in intervals]
+    rows += [(run, "heal", h, None, None) for h in heals]
+    return pd.DataFrame(rows, columns=["run", "kind", "start", "end", "fs"])
+
+
+def nemesis_intervals(ops: DataFrame) -> DataFrame:
+    """Fault intervals (kind ``fault``, [start, end)) and heal times (kind ``heal``, start) per run."""
+    ends = ops.groupBy("run").agg(F.max("time").alias("end_of_history"))
+    nem = (ops.where(F.col("process") == "nemesis").select("run", "block", "rid", "type", "f", "time")
+           .join(ends, "run"))
+    return nem.groupBy("run").applyInPandas(_intervals_of_run, _INTERVAL_SCHEMA)
+
+
+def with_state(pairs: DataFrame, intervals: DataFrame) -> DataFrame:
+    """Add ``state``: ``fault`` when the op was invoked inside one of its run's fault intervals."""
+    faults = F.broadcast(intervals.where(F.col("kind") == "fault")
+                         .select(F.col("run").alias("_run"), "start", "end"))
+    cond = ((pairs["run"] == faults["_run"]) & (pairs["invoke_time"] >= faults["start"])
+            & (pairs["invoke_time"] < faults["end"]))
+    return (pairs.join(faults, cond, "left")
+            .withColumn("state", F.when(F.col("_run").isNotNull(), "fault").otherwise("healthy"))
+            .drop("_run", "start", "end"))
+
+
+def recoveries(pairs: DataFrame, intervals: DataFrame) -> DataFrame:
+    """Per heal: ``recovery_ns`` from the heal to the first completion of an ok op invoked at or after
+    it (null when none followed). A running minimum over each run's events in time order."""
+    heals = intervals.where(F.col("kind") == "heal").select(
+        "run", F.col("start").alias("t"), F.lit(0).alias("k"), F.lit(None).cast("long").alias("done"))
+    oks = pairs.where(F.col("type") == "ok").select(
+        "run", F.col("invoke_time").alias("t"), F.lit(1).alias("k"), F.col("complete_time").alias("done"))
+    w = Window.partitionBy("run").orderBy("t", "k").rowsBetween(Window.currentRow, Window.unboundedFollowing)
+    return (heals.unionByName(oks).withColumn("first_ok", F.min("done").over(w))
+            .where(F.col("k") == 0)
+            .select("run", F.col("t").alias("heal_time"), (F.col("first_ok") - F.col("t")).alias("recovery_ns")))
+
+
+def _quantile_cols(col: str, scale: float) -> list:
+    q = F.percentile_approx(col, list(QUANTILES), 10000)
+    return [(q[i] / scale).alias(f"p{int(p * 100)}_ms") for i, p in enumerate(QUANTILES)] + [
+        (F.max(col) / scale).alias("max_ms")]
+
+
+def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os.PathLike, *,
+                    anomalies: bool = True, limit_runs: int | None = None) -> dict[str, Any]:
+    """Aggregate every run of ``store`` into ``out`` (see the module docstring); return the summary."""
+    runs = discover_runs(store, limit_runs)
+    if not runs:
+        raise SparkAnalysisError(f"no run directories (with {HISTORY}) under {store}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    raw = read_jsonl(spark, [str(Path(r.run_dir) / HISTORY) for r in runs])
+    # Map Spark's run keys (directories of file URIs) to run directories, on the driver: one per run.
+    by_dir = {r.run_dir: r for r in runs}
+    key_rows = []
+    for uri in raw.inputFiles():
+        key = _uri_dir(uri)
+        info = by_dir.get(str(Path(urllib.parse.unquote(key)).resolve()))
+        if info is not None:
+            key_rows.append((key, info.run_dir, info.test, info.started, info.fault_mix, info.variant,
+                             info.acks, info.min_isr, info.verdict))
+    meta_cols = ["run", "run_dir", "test", "started", "fault_mix", "variant", "acks", "min_isr", "verdict"]
+    meta = F.broadcast(spark.createDataFrame(key_rows, meta_cols))
+
+    malformed = raw.where(F.col("bad").isNotNull()).groupBy("run").agg(F.count(F.lit(1)).alias("malformed"))
+    ops = with_order(spark, raw)
+    pairs = client_pairs(ops)
+    intervals = nemesis_intervals(ops)
+    intervals.persist()
+    staged = with_state(pairs, intervals).join(meta.select("run", "fault_mix", "variant"), "run")
+
+    counts = (pairs.groupBy("run").pivot("type", ["ok", "fail", "info"]).count().na.fill(0)
+              .withColumnRenamed("ok", "ops_ok").withColumnRenamed("fail", "ops_fail")
+              .withColumnRenamed("info", "ops_info"))
+    runs_df = meta.join(counts, "run", "left").join(malformed, "run", "left").na.fill(0, ["malformed"])
+    kinds_pdf = None
+    if anomalies:
+        ex = extract(ops).persist()
+        jobs = QueueJobs(ex).persist()
+        try:
+            kinds_pdf = count_anomalies(jobs.frames()).toPandas()
+        finally:
+            jobs.unpersist()
+            ex.unpersist()
+    runs_pdf = runs_df.toPandas()
+    for kind in KINDS:
+        runs_pdf[kind] = 0
+    if kinds_pdf is not None and len(kinds_pdf):
+        wide = kinds_pdf.pivot_table(index="run", columns="kind", values="count", aggfunc="sum", fill_value=0)
+        for kind in wide.columns:
+            runs_pdf[kind] = runs_pdf["run"].map(wide[kind]).fillna(0).astype("int64")
+    runs_pdf["anomalies"] = runs_pdf[list(KINDS)].sum(axis=1)
+    runs_pdf = runs_pdf.sort_values("run_dir").reset_index(drop=True)
+
+    avail = (staged.groupBy("fault_mix", "variant", "state", "f")
+             .agg(F.count(F.lit(1)).alias("ops"),
+                  F.avg((F.col("type") == "ok").cast("double")).alias("ok_rate"),
+                  F.avg((F.col("type") == "fail").cast("double")).alias("fail_rate"),
+                  F.avg((F.col("type") == "info").cast("double")).alias("info_rate"),
+                  *_quantile_cols(F.when(F.col("type") == "ok", F.col("latency_ns")), 1e6))
+             .orderBy("fault_mix", "variant", "state", "f").toPandas())
+    rec = (recoveries(pairs, intervals).join(meta.select("run", "fault_mix", "variant"), "run")
+           .groupBy("fault_mix", "variant")
+           .agg(F.count(F.lit(1)).alias("heals"),
+                F.sum(F.col("recovery_ns").isNull().cast("long")).alias("never_recovered"),
+                *_quantile_cols("recovery_ns", 1e6))
+           .orderBy("fault_mix", "variant").toPandas())
+    intervals.unpersist()
+
+    by_mix = _by_mix(runs_pdf)
+    _write(out, "runs", runs_pdf)
+    _write(out, "by_mix", by_mix)
+    _write(out, "availability", avail)
+    _write(out, "recovery", rec)
+    summary = {
+        "store": str(Path(store).resolve()), "runs": len(runs_pdf), "kinds": list(KINDS),
+        "anomalies_total": int(runs_pdf["anomalies"].sum()),
+        "by_mix": _records(by_mix), "availability": _records(avail), "recovery": _records(rec),
+    }
+    with open(out / "summary.json", "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2)
+    return summary
+
+
+def _by_mix(runs_pdf: pd.DataFrame) -> pd.DataFrame:
+    g = runs_pdf.groupby(["fault_mix", "variant"], sort=True)
+    table = g.agg(runs=("run", "count"), runs_with_anomalies=("anomalies", lambda s: int((s > 0).sum())),
+                  anomalies=("anomalies", "sum"))
+    for verdict in ("valid", "invalid", "unknown", "missing"):
+        table[f"verdict_{verdict}"] = g["verdict"].apply(lambda s, v=verdict: int((s == v).sum()))
+    for kind in KINDS:
+        table[kind] = g[kind].sum()
+    return table.reset_index()
+
+
+def _write(out: Path, name: str, pdf: pd.DataFrame) -> None:
+    pdf.to_parquet(out / f"{name}.parquet", index=False)
+    pdf.to_csv(out / f"{name}.csv", index=False)
+
+
+def _records(pdf: pd.DataFrame) -> list[dict]:
+    rows = json.loads(pdf.to_json(orient="records"))
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]

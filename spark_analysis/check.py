@@ -1,0 +1,55 @@
+"""One history checked by Spark: the entry point behind ``--engine spark``.
+
+``spark_queue_anomalies(path)`` reads a JSONL or Parquet history, runs the queue checks of
+``spark_analysis.queue_jobs`` and returns the same dict as ``checkers.queue.queue_anomalies`` for the
+kinds Spark computes (``queue_jobs.KINDS``), plus nothing else. Malformed lines are reported (count and
+the first ones with file and line), like the Python engine, or raised with ``strict=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_analysis.extract import extract
+from spark_analysis.queue_jobs import KINDS, anomaly_frames, collect_anomalies
+from spark_analysis.read import Malformed, malformed_lines, raise_if_malformed, read_history_df, with_order
+from spark_analysis.session import get_session
+
+
+@dataclass
+class SparkCheckResult:
+    """Anomalies by kind (contract shapes), plus the malformed lines seen while reading."""
+
+    anomalies: dict[str, list[dict]]
+    malformed_count: int = 0
+    malformed: list[Malformed] = field(default_factory=list)
+
+
+def check_history(path: str, options: dict | None = None, *, master: str | None = None,
+                  strict: bool = False, limit: int | None = None, spark: Any = None) -> SparkCheckResult:
+    """Run every Spark queue check on one history file (JSONL, or Parquet from ``parquet.py``).
+
+    ``limit`` caps the rows collected per kind (None: all, as the Python checker returns them).
+    """
+    spark = spark or get_session(master)
+    raw = read_history_df(spark, path, run="")
+    if strict:
+        raise_if_malformed(spark, raw)
+        count, first = 0, []
+    else:
+        count, first = malformed_lines(spark, raw)
+    ops = with_order(spark, raw)
+    ex = extract(ops).persist()
+    jobs, frames = anomaly_frames(ex, options)
+    try:
+        anomalies = collect_anomalies(frames, run="", limit=limit)
+    finally:
+        jobs.unpersist()
+        ex.unpersist()
+    return SparkCheckResult({k: anomalies[k] for k in KINDS}, count, first)
+
+
+def spark_queue_anomalies(path: str, options: dict | None = None, **kwargs: Any) -> dict[str, list[dict]]:
+    """Just the anomalies of ``check_history`` (the shape of ``checkers.queue.queue_anomalies``)."""
+    return check_history(path, options, **kwargs).anomalies
