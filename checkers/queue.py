@@ -59,6 +59,9 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
     in its value; with ``"seek_to_beginning": true`` (on the invoke or completion) it instead sets the
     baseline of every key in its value to the *log start*: value null, index -1, baseline op = the assign
     (so a consumer that seeks to the beginning and first reads index 2 skipped indices 0 and 1) [dev].
+    A **final** op (``"final": true``) reads with a fresh consumer from the beginning: each of its keys is
+    compared with the log start (baseline op = the final op itself, value null), and it neither uses nor
+    changes the process's baselines [dev].
     [dev: Jepsen lets an empty read of k reset the baseline; here empty reads are ignored.]
     poll-skip: ``{"key", "process", "ops": [baseline op, op], "values": [v, v'], "delta", "skipped"}``;
     nonmonotonic-poll: the same without ``skipped``. Both sorted by (key, ops[1]).
@@ -90,7 +93,7 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
     (ties: smallest op index, then micro-op order). If oA >= oB: ``{"key", "earlier": A, "later": B,
     "offsets": [oA, oB], "values": [vA, vB]}``. Sorted by (key, later, offsets[1]).
 ``hwm-regression``: ok ops whose completion carries ``"hwm": {k: int}`` (the high watermark the consumer
-    saw): for B, the ok op A with ``A.complete_time < B.invoke_time`` and the largest hwm for k (ties:
+    saw; for final ops ``"ends": {k: int}``, the end offsets the final read went up to, counts as well): for B, the ok op A with ``A.complete_time < B.invoke_time`` and the largest hwm for k (ties:
     smallest op index); if hwm_A > hwm_B: ``{"key", "earlier", "later", "hwms": [hA, hB]}``. Sorted by
     (key, later).
 ``G0``, ``G1c``, ``G0-realtime``, ``G1c-realtime`` (not in SPARK_KINDS): dependency cycles between ok (and
@@ -282,6 +285,8 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
         if not r.reads:
             continue
         base = baselines[r.process]
+        if r.final:  # a fresh consumer from the beginning: compared with the log start only
+            base = {k: (r.index, _LOG_START) for k in r.reads}
         for k, seq in r.reads.items():
             if not seq:
                 continue

@@ -180,9 +180,12 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
             completion is not None and completion.get("seek_to_beginning") is True)
         return rec
     _fill(rec, invoke, completion)
-    if completion is not None and isinstance(completion.get("hwm"), dict):
-        rec.hwm = {norm_key(k): v for k, v in completion["hwm"].items()
-                   if isinstance(v, int) and not isinstance(v, bool)}
+    if completion is not None:
+        marks = completion.get("hwm")
+        if not isinstance(marks, dict) and rec.final:
+            marks = completion.get("ends")  # the end offsets a final read went up to (workloads/clients.py)
+        if isinstance(marks, dict):
+            rec.hwm = {norm_key(k): v for k, v in marks.items() if type(v) is int}
     return rec
 
 

@@ -10,8 +10,8 @@ Concurrency comes from many processes with interleaved invocations. Crashes: an 
 concurrency, as in Jepsen). A ``fail`` send never takes effect. Some ops use the ``txn`` encoding
 (polls first, then sends; the polls see the log from before the op's own sends). With ``final=True`` the
 history ends with a final phase (DESIGN.md section 2; the ``"final": true`` convention of
-``checkers/queue.py``): a fresh process per key group assigns every key from the beginning and polls
-until it has read the whole log. Such a history has no anomaly of any kind.
+``checkers/queue.py``): a fresh process makes one poll marked final that reads every key from the
+beginning to its end (as workloads/queue.py does). Such a history has no anomaly of any kind.
 
 ``mutate(ops, kind, rng)`` applies one of the mutations ``drop-read`` (drop a read pair that is not the last
 of its op's sequence, or any pair of a final read), ``swap-offsets`` (exchange the acknowledged offsets of
@@ -68,7 +68,7 @@ def synth_history(n_ops: int = 1000, *, keys: int = 4, concurrency: int = 5, see
     def poll(p: _Proc, final_op: bool = False) -> tuple[dict, dict]:
         out, marks = {}, {}
         for k, i in p.positions.items():
-            recs = logs[k][i:i + (1000 if final_op else batch)]
+            recs = logs[k][i:] if final_op else logs[k][i:i + batch]
             out[str(k)] = [[o, v] for o, v in recs]
             p.positions[k] = i + len(recs)
             marks[str(k)] = next_offset[k] if logs[k] else 0
@@ -159,22 +159,17 @@ def synth_history(n_ops: int = 1000, *, keys: int = 4, concurrency: int = 5, see
                     else op["value"]}
             emit(comp)
     if final:
+        # As the harness does it (workloads/queue.py): one poll marked final, by a fresh process, reads
+        # every key from the beginning up to its end offset.
         pid = max(p.pid for p in procs) + 1
-        emit({"type": "invoke", "process": pid, "f": "assign", "value": list(range(keys)),
-              "seek_to_beginning": True, "final": True})
-        emit({"type": "ok", "process": pid, "f": "assign", "value": list(range(keys)),
-              "seek_to_beginning": True, "final": True})
         reader = _Proc(pid)
         reader.positions = dict.fromkeys(range(keys), 0)
-        while True:
-            emit({"type": "invoke", "process": pid, "f": "poll", "value": None, "final": True})
-            value, marks = poll(reader, final_op=True)
-            comp = {"type": "ok", "process": pid, "f": "poll", "value": value, "final": True}
-            if hwm:
-                comp["hwm"] = marks
-            emit(comp)
-            if all(reader.positions[k] >= len(logs[k]) for k in range(keys)):
-                break
+        emit({"type": "invoke", "process": pid, "f": "poll", "value": None, "final": True})
+        value, marks = poll(reader, final_op=True)
+        comp = {"type": "ok", "process": pid, "f": "poll", "value": value, "final": True}
+        if hwm:
+            comp["ends"] = marks
+        emit(comp)
     for op in ops:
         op.setdefault("node", None)
         op.setdefault("error", None)

@@ -84,3 +84,16 @@ def test_seek_to_beginning_makes_a_late_first_read_a_skip():
     r = queue_anomalies(build(*rows))
     assert r["poll-skip"] == [{"key": 1, "process": 1, "ops": [7, 9], "values": [None, 2], "delta": 2,
                                "skipped": [1]}]
+
+
+def test_final_read_by_a_busy_process_starts_from_the_beginning():
+    from tests.checkers.fixtures import build, poll, send
+    rows = [*send(0, 1, 1, 0), *send(0, 1, 2, 1), *poll(2, {1: [(0, 1), (1, 2)]}),
+            *poll(2, {1: [(0, 1), (1, 2)]}, extra={"final": True, "ends": {"1": 2}})]
+    assert not any(queue_anomalies(build(*rows)).values())
+    # a final read that misses the start of the log skipped it
+    rows[-2:] = poll(2, {1: [(1, 2)]}, extra={"final": True})
+    r = queue_anomalies(build(*rows))
+    assert r["poll-skip"] == [{"key": 1, "process": 2, "ops": [7, 7], "values": [None, 2], "delta": 2,
+                               "skipped": [1]}]
+    assert r["acked-unreadable"] == [{"key": 1, "offset": 0, "value": 1, "writer": 1, "final_values": []}]
