@@ -1,5 +1,7 @@
 """The queue checker: queue anomalies judged against the run's guarantee profile.
 
+``unseen`` uses a recovery deadline (``recovery_deadline``): reads completed after it do not count.
+
 Verdict: ``False`` when a ``forbidden`` anomaly occurred; else ``"unknown"`` when an anomaly whose status
 is ``unknown`` occurred (``unseen`` without a final phase); else ``True``. Known issues, allowed and
 expected anomalies are listed with the ops that show them but do not invalidate the run.
@@ -28,13 +30,32 @@ class QueueChecker:
         """Run every queue check and classify what was found."""
         spec = spec or {}
         options = dict(self.options)
-        if "unseen_deadline_ns" not in options and spec.get("unseen_deadline_ns") is not None:
-            options["unseen_deadline_ns"] = spec["unseen_deadline_ns"]
+        if "unseen_deadline_ns" not in options:
+            options["unseen_deadline_ns"] = recovery_deadline(spec, history)
         with no_gc():
             a = QueueAnalysis(history, options)
             found = anomalies_of(a)
         profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
-        return judge(found, profile, a)
+        result = judge(found, profile, a)
+        result["unseen_deadline_ns"] = options["unseen_deadline_ns"]
+        return result
+
+
+def recovery_deadline(spec: dict, history: list[dict]) -> int | None:
+    """The recovery deadline for ``unseen`` (history time, ns): spec ``unseen_deadline_ns`` if given, else
+    the invocation of the first final op + spec ``final_read_timeout_s``; None (no limit) otherwise.
+
+    A value that no ok read returned by this deadline is unseen: after the faults are healed the cluster
+    has this long to make every acknowledged write visible again."""
+    if spec.get("unseen_deadline_ns") is not None:
+        return int(spec["unseen_deadline_ns"])
+    timeout = spec.get("final_read_timeout_s")
+    if timeout is None:
+        return None
+    for op in history:
+        if op.get("final") is True and op.get("type") == "invoke":
+            return int(op["time"] + float(timeout) * 1e9)
+    return None
 
 
 def judge(found: dict[str, list[dict]], profile: dict, a: QueueAnalysis | None = None) -> dict[str, Any]:

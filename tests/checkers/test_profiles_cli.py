@@ -102,3 +102,15 @@ def test_a_raising_checker_is_unknown_not_a_crash(tmp_path, monkeypatch):
     res = check_run({}, write(tmp_path / "h.jsonl", GOLDEN["unseen"][0]), None, options={"linear": False})
     assert res["checkers"]["queue"]["valid"] == "unknown"
     assert "broken" in res["checkers"]["queue"]["error"]
+
+
+def test_recovery_deadline_from_the_final_phase():
+    from checkers.queue_checker import QueueChecker, recovery_deadline
+    from tests.checkers.fixtures import build, poll, send
+    rows = [*send(0, 1, 1, 0), *poll(1, {1: [(0, 1)]}, extra={"final": True})]
+    ops = build(*rows)  # the final poll is invoked at t=20 and completes at t=30 (ns)
+    assert recovery_deadline({"final_read_timeout_s": 1}, ops) == 20 + 10**9
+    assert QueueChecker().check({"final_read_timeout_s": 1}, ops, [])["valid"] is True
+    # a final read that completes after the deadline does not count: the value is unseen -> invalid
+    late = QueueChecker().check({"final_read_timeout_s": 5e-9}, ops, [])
+    assert late["valid"] is False and late["violations"] == ["unseen"]
