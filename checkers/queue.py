@@ -13,7 +13,9 @@ Extraction
 * An op is named by its **op index** = the history ``index`` of its completion (of the invocation when it
   never completed). Every ``op``/``ops``/``writer``/``reader``/``earlier``/``later`` field below is an op
   index. Ops are processed in op-index order.
-* ``f`` is ``send``, ``poll``, ``txn`` or ``assign``; others (and nemesis ops) are ignored.
+* ``f`` is ``send``, ``poll``, ``txn`` or ``assign``; others (and nemesis ops) are ignored. A ``send`` or
+  ``poll`` whose value is a micro-op list (Jepsen's own encoding, ``[["send", k, v], ...]``) is read as a
+  ``txn``.
 * **Sends** (micro-op order within the op): ``send`` with value ``[k, [offset, v]]`` or ``[k, v]``; the
   completion's value is used when it is a 2-list, else the invocation's. ``txn``: the completion's
   micro-op list when it is a list, else the invocation's; ``["send", k, [offset, v]]`` or

@@ -106,9 +106,17 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
                 seq.append((o, pair[1]))
 
 
+def _is_mops(x: Any) -> bool:
+    """Jepsen's encoding: ``send``/``poll`` ops may carry a micro-op list like ``txn`` ops do."""
+    return isinstance(x, list) and bool(x) and isinstance(x[0], list) and bool(x[0]) and x[0][0] in ("send", "poll")
+
+
 def _fill(rec: OpRec, invoke: dict, completion: dict | None) -> None:
     f = rec.f
     cval = completion.get("value") if completion is not None else None
+    if f in ("send", "poll") and (_is_mops(cval) or (not isinstance(cval, dict | list) and _is_mops(
+            invoke.get("value"))) or (f == "send" and _is_mops(invoke.get("value")))):
+        f = "txn"
     if f == "send":
         value = cval if isinstance(cval, list) and len(cval) == 2 else invoke.get("value")
         if isinstance(value, list) and len(value) == 2:
@@ -117,7 +125,7 @@ def _fill(rec: OpRec, invoke: dict, completion: dict | None) -> None:
         if rec.type != "invoke":
             _unpack_poll(rec, cval)
     elif f == "txn":
-        mops = cval if isinstance(cval, list) else invoke.get("value")
+        mops = cval if _is_mops(cval) or (isinstance(cval, list) and not cval) else invoke.get("value")
         if not isinstance(mops, list):
             return
         for mop in mops:
