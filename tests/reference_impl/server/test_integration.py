@@ -238,3 +238,36 @@ def test_kill_leader_during_produce_then_rejoin(variant_cluster):
     restart = max(i for i, e in enumerate(events) if e["kind"] == "registered")
     leos = [e["leo"] for e in events[restart:] if e["kind"] == "leo"]
     assert leos and max(leos) >= end_at_kill
+
+
+@pytest.mark.jepsen
+def test_preferred_election_through_admin_client(tmp_path):
+    """ElectLeaders (C10) via KafkaAdminClient: after the preferred leader restarts, an election moves
+    leadership back to it."""
+    props = {"broker.session.timeout.ms": "2000", "broker.heartbeat.interval.ms": "300"}
+    c = LocalCluster(str(tmp_path / "el"), controller_props=dict(props), broker_props=dict(props))
+    try:
+        c.start(30)
+        admin = KafkaAdminClient(bootstrap_servers=c.brokers[1].address, request_timeout_ms=10000)
+        try:
+            admin.create_topics({"e": {"assignments": {0: [2, 1, 3]}}})
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and partition_leader(c, "e")[0] != 2:
+                time.sleep(0.1)
+            c.stop_node(c.brokers[2])  # controlled shutdown moves leadership away (C8)
+            assert partition_leader(c, "e")[0] in (1, 3)
+            c.start_node(c.brokers[2])
+            c.wait_unfenced([2], 20)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and 2 not in partition_leader(c, "e")[1]:
+                time.sleep(0.1)  # back in the ISR (L15) before it can be elected
+            response = admin.elect_leaders(0, {"e": [0]})
+            codes = [p.error_code for r in response.replica_election_results for p in r.partition_result]
+            assert codes == [0]
+            assert partition_leader(c, "e")[0] == 2
+            elections = [e for e in c.trace(c.controller) if e["kind"] == "election" and e.get("topic") == "e"]
+            assert elections[-1]["leader"] == 2 and elections[-1]["type"] == "clean"
+        finally:
+            admin.close()
+    finally:
+        c.close()
