@@ -379,13 +379,16 @@ def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
 def aborted_reads(a: QueueAnalysis) -> list[dict]:
     """G1a: ok reads of values whose send certainly failed."""
     out = set()
+    failed = {kv: w for kv, w in a.writer.items() if w.type == "fail"}
+    if not failed:
+        return []
     for r in a.recs:
         if r.type != "ok":
             continue
         for k, seq in r.reads.items():
             for _, v in seq:
-                w = a.writer.get((k, v))
-                if w is not None and w.type == "fail":
+                w = failed.get((k, v))
+                if w is not None:
                     out.add((k, v, w.index, r.index))
     rows = [{"key": k, "value": v, "writer": w, "reader": rd} for k, v, w, rd in out]
     rows.sort(key=lambda e: (e["key"], value_sort_key(e["value"]), e["reader"]))
@@ -459,60 +462,83 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
     return out
 
 
-def _running_max_violations(events: list[tuple], key_name: str, pair_name: str, ties_violate: bool) -> list[dict]:
+def _sweep(a: QueueAnalysis) -> list[tuple[int, OpRec]]:
+    """Invocations and completions of ok ops as ``(0 | 1, rec)`` in time order, invocations first among
+    equal times (so ``A.complete_time < B.invoke_time`` holds exactly for completions seen earlier
+    and flushed before a later time). History order is time order when the times never decrease, which
+    HistoryWriter guarantees; otherwise the events are sorted."""
+    cached = getattr(a, "_sweep_events", None)
+    if cached is not None:
+        return cached
+    recs = [r for r in a.recs if r.type == "ok" and r.complete_time is not None and r.invoke_time is not None]
+    size = max((r.index for r in recs), default=-1) + 1
+    slots: list = [None] * size
+    for r in recs:
+        slots[r.invoke_index] = (r.invoke_time, 0, r)
+        slots[r.index] = (r.complete_time, 1, r)
+    events = [e for e in slots if e is not None]
+    prev = None
+    for e in events:
+        if prev is not None and e[0] < prev:
+            events = sorted((e for r in recs for e in ((r.invoke_time, 0, r), (r.complete_time, 1, r))),
+                            key=lambda e: (e[0], e[1]))
+            break
+        prev = e[0]
+    a._sweep_events = events
+    return events
+
+
+def _running_max_violations(a: QueueAnalysis, items_of, key_name: str, pair_name: str,
+                            ties_violate: bool) -> list[dict]:
     """Shared sweep for realtime-order and hwm-regression.
 
-    ``events`` are ``(key, invoke_time, complete_time, op_index, mop_pos, value, payload)``; for each event
-    B, the earlier event A (complete_time < B.invoke_time) with the largest value (ties: smallest op
-    index, then mop position) is compared with B; a larger (or, with ``ties_violate``, equal) value wins.
+    ``items_of(rec)`` gives ``[(key, mop_pos, value, payload)]`` for an op. For each op B and key, the op A
+    completed strictly before B's invocation with the largest value (ties: smallest op index, then mop
+    position) is compared with B; a larger (or, with ``ties_violate``, equal) value is a violation.
     """
     out = []
-    by_key: dict[Any, list[tuple]] = defaultdict(list)
-    for e in events:
-        by_key[e[0]].append(e)
-    for k, evs in by_key.items():
-        completions = sorted((e for e in evs if e[2] is not None), key=lambda e: e[2])
-        invokes = sorted(evs, key=lambda e: (e[1], e[3], e[4]))
-        best = None  # (value, -op, -pos, event)
-        j = 0
-        for b in invokes:
-            while j < len(completions) and completions[j][2] < b[1]:
-                c = completions[j]
-                cand = (c[5], -c[3], -c[4])
-                if best is None or cand > best[0]:
-                    best = (cand, c)
-                j += 1
-            if best is not None and (best[1][5] > b[5] or (ties_violate and best[1][5] == b[5])):
-                a_ev = best[1]
-                row = {"key": k, "earlier": a_ev[3], "later": b[3], key_name: [a_ev[5], b[5]]}
-                if pair_name:
-                    row[pair_name] = [a_ev[6], b[6]]
-                out.append(row)
+    best: dict = {}        # key -> ((value, -op, -pos), op, value, payload)
+    pending: list = []     # completions at the current timestamp, not yet visible
+    now = None
+    for t, kind, r in _sweep(a):
+        if t != now:
+            for k, cand, row in pending:
+                cur = best.get(k)
+                if cur is None or cand > cur[0]:
+                    best[k] = (cand, *row)
+            pending = []
+            now = t
+        items = items_of(r)
+        if not items:
+            continue
+        if kind == 0:
+            for k, _pos, value, payload in items:
+                cur = best.get(k)
+                if cur is not None and (cur[2] > value or (ties_violate and cur[2] == value)):
+                    row = {"key": k, "earlier": cur[1], "later": r.index, key_name: [cur[2], value]}
+                    if pair_name:
+                        row[pair_name] = [cur[3], payload]
+                    out.append(row)
+        else:
+            for k, pos, value, payload in items:
+                pending.append((k, (value, -r.index, -pos), (r.index, value, payload)))
     return out
 
 
 def realtime_order(a: QueueAnalysis) -> list[dict]:
     """An ok send acknowledged before another was invoked must have the smaller offset."""
-    events = []
-    for r in a.recs:
-        if r.type != "ok":
-            continue
-        for pos, (k, v, o) in enumerate(r.sends):
-            if o is not None:
-                events.append((k, r.invoke_time, r.complete_time, r.index, pos, o, v))
-    out = _running_max_violations(events, "offsets", "values", ties_violate=True)
+    def items(r):
+        return [(k, pos, o, v) for pos, (k, v, o) in enumerate(r.sends) if o is not None] if r.sends else None
+    out = _running_max_violations(a, items, "offsets", "values", ties_violate=True)
     out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
     return out
 
 
 def hwm_regressions(a: QueueAnalysis) -> list[dict]:
     """The high watermark a client sees must not go back across reads that do not overlap in time."""
-    events = []
-    for r in a.recs:
-        if r.type == "ok" and r.hwm:
-            for k, h in r.hwm.items():
-                events.append((k, r.invoke_time, r.complete_time, r.index, 0, h, None))
-    out = _running_max_violations(events, "hwms", "", ties_violate=False)
+    def items(r):
+        return [(k, 0, h, None) for k, h in r.hwm.items()] if r.hwm else None
+    out = _running_max_violations(a, items, "hwms", "", ties_violate=False)
     out.sort(key=lambda e: (e["key"], e["later"]))
     return out
 
