@@ -32,6 +32,10 @@ def _parser() -> argparse.ArgumentParser:
 def render(results: dict[str, Any]) -> str:
     """A short human-readable summary of check_run's results."""
     lines = [f"verdict: {results['valid']}"]
+    prof = results.get("profile") or {}
+    if prof.get("statuses"):
+        lines.append(f"profile: loss {prof['statuses'].get('lost-write')} ({prof['reasons'].get('lost-write')}); "
+                     f"inputs {json.dumps(prof.get('inputs'), default=str)}")
     for m in results.get("malformed", []):
         lines.append(f"malformed: {m['file']}:{m['line']}: {m['reason']}")
     for name, res in results["checkers"].items():

@@ -50,4 +50,14 @@ class LinearChecker:
         except (json.JSONDecodeError, IndexError):
             return {"valid": "unknown", "reason": f"engine exited {proc.returncode}: {proc.stderr[-500:]}"}
         result["command"] = cmd
+        if result.get("valid") is False:
+            # A lost or rewritten suffix is not linearizable either; whether that is a bug is the profile's
+            # call (e.g. Last Replica Standing under v3.5 is a known issue, PROTOCOL.md 5.1).
+            from checkers.profiles import derive_profile
+            has_final = any(op.get("final") is True for op in history)
+            status = derive_profile(spec or {}, history, has_final)["statuses"]["lost-write"]
+            result["status"] = status
+            if status != "forbidden":
+                result["counted"] = False
+                result["reason"] = (result.get("reason") or "not linearizable") + f" ({status} under this profile)"
         return result

@@ -207,3 +207,13 @@ def test_kafka_log_prepare_canonicalises_crashed_sends():
     holey = [crashed_unread, Operation(2, 3, ("send", "z"), 1)]
     assert len(m.prepare(holey)) == 2
     assert check_partitions("kafka-log", {0: holey})["valid"] is True
+
+
+def test_linear_checker_defers_to_the_profile(tmp_path):
+    from checkers.linear.runner import LinearChecker
+    ops = synth_history(60, seed=5, keys=1, p_gap=0.0)
+    swapped, _ = mutate(ops, "swap-offsets", random.Random(1))
+    strict = LinearChecker(time_limit_s=30).check({}, swapped, [])
+    assert strict["valid"] is False and strict["status"] == "forbidden" and strict.get("counted", True)
+    lossy = LinearChecker(time_limit_s=30).check({"acks": 1}, swapped, [])
+    assert lossy["valid"] is False and lossy["status"] == "allowed" and lossy["counted"] is False
