@@ -117,6 +117,13 @@ least one client op is marked final. Use fresh processes for the final readers.
 
 ``options`` (a dict or None): ``unseen_deadline_ns`` (int | None), ``cycles`` (bool, default True: compute
 the four cycle kinds; when False they are ``[]``).
+
+Contract changes (result shapes unchanged since version 1)
+-----------------------------------------------------------
+* v2 (11:50 UTC): poll-skip baselines: an ``assign`` with ``seek_to_beginning`` sets the *log start*
+  baseline (index -1, value null) instead of dropping baselines; **final** ops are compared with the log
+  start and neither use nor set baselines. ``hwm-regression`` also reads ``"ends"`` of final ops. A
+  ``send``/``poll`` op whose value is a micro-op list (Jepsen's encoding) is read as a ``txn``.
 """
 
 from __future__ import annotations
@@ -127,7 +134,7 @@ from typing import Any
 
 from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 
 KINDS = (
     "inconsistent-offsets", "duplicate", "lost-write", "poll-skip", "nonmonotonic-poll", "int-poll-skip",
