@@ -116,8 +116,8 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
                    # JSON objects with a repeated key keep the last value, as Python's json does.
                    .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-        if master.startswith("local"):
-            # Only loopback traffic on a shared machine.
+        if master.startswith("local") or _loopback_master(master):
+            # Only loopback traffic on a shared machine (and executors must reach the driver there).
             builder = (builder.config("spark.driver.host", "127.0.0.1")
                        .config("spark.driver.bindAddress", "127.0.0.1"))
         if driver_memory:
@@ -128,6 +128,14 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
         session.sparkContext.setLogLevel("ERROR")
         _session, _session_master = session, master
         return session
+
+
+def _loopback_master(master: str) -> bool:
+    """True for ``spark://`` masters whose hosts are all on the loopback interface."""
+    if not master.startswith("spark://"):
+        return False
+    hosts = [a.rpartition(":")[0] for a in master[len("spark://"):].rstrip("/").split(",")]
+    return all(h == "localhost" or h.startswith("127.") for h in hosts)
 
 
 def _session_alive(session: Any) -> bool:

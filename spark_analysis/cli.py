@@ -1,0 +1,144 @@
+"""Command line of the Spark analysis.
+
+- ``kraftcheck aggregate STORE [--master URL] [--out DIR] ...`` (``main``): aggregate a whole store.
+- ``python -m spark_analysis check HISTORY [--master URL] [--json]`` (``check_main``): the Spark queue checks
+  on one history (JSONL or Parquet); the entry point for ``--engine spark``.
+- ``python -m spark_analysis convert HISTORY.jsonl OUT.parquet`` (``convert_main``): JSONL -> Parquet.
+
+Exit codes as everywhere in kraftcheck: 0 valid / done, 1 anomalies found, 2 usage error, 255 when the
+analysis could not run (no Java, bad master URL, corrupt input with ``--strict``, no runs in the store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from spark_analysis.errors import SparkAnalysisError
+
+EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 255
+
+
+def _session_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--master", default=None,
+                   help="Spark master URL: local[*] (default, embedded), local[N] or spark://HOST:PORT")
+    p.add_argument("--shuffle-partitions", type=int, default=None, help="spark.sql.shuffle.partitions")
+    p.add_argument("--driver-memory", default=None, help="spark.driver.memory, e.g. 2g")
+    p.add_argument("--ui", action="store_true", help="enable the Spark UI (off by default)")
+
+
+def _session(args: argparse.Namespace):
+    from spark_analysis.session import DEFAULT_SHUFFLE_PARTITIONS, get_session
+
+    return get_session(args.master, ui=args.ui, driver_memory=args.driver_memory,
+                       shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``kraftcheck aggregate STORE``: Parquet + CSV + summary.json of every run in the store."""
+    p = argparse.ArgumentParser(prog="kraftcheck aggregate",
+                                description="Aggregate a whole store with Spark: anomalies by fault mix and "
+                                            "variant, availability and latency per nemesis state, recovery.")
+    p.add_argument("store", help="store root (e.g. ./store) holding <test>/<start>/history.jsonl runs")
+    p.add_argument("--out", default=None, help="output directory (default: STORE/aggregate)")
+    p.add_argument("--no-anomalies", action="store_true", help="skip the per-run queue checks (faster)")
+    p.add_argument("--limit-runs", type=int, default=None, help="only the first N runs (sorted by path)")
+    p.add_argument("--json", action="store_true", help="print summary.json on stdout")
+    _session_args(p)
+    args = p.parse_args(argv)
+    from pathlib import Path
+
+    out = args.out or str(Path(args.store) / "aggregate")
+    try:
+        spark = _session(args)
+        from spark_analysis.aggregate import aggregate_store
+
+        started = time.monotonic()
+        summary = aggregate_store(spark, args.store, out, anomalies=not args.no_anomalies,
+                                  limit_runs=args.limit_runs)
+    except SparkAnalysisError as exc:
+        print(f"kraftcheck aggregate: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        from spark_analysis.session import stop_session
+
+        stop_session()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{summary['runs']} runs, {summary['anomalies_total']} anomalies, "
+              f"{time.monotonic() - started:.1f} s -> {out}")
+        for row in summary["by_mix"]:
+            print(f"  {row['fault_mix']:<30} {row['variant']:<8} runs={row['runs']:<5} "
+                  f"with anomalies={row['runs_with_anomalies']}")
+    return EXIT_OK
+
+
+def check_main(argv: list[str] | None = None) -> int:
+    """``check HISTORY``: the Spark queue checks on one history; exit 1 when any anomaly was found."""
+    p = argparse.ArgumentParser(prog="python -m spark_analysis check",
+                                description="Queue anomalies of one history computed by Spark "
+                                            "(same definitions and shapes as checkers/queue.py).")
+    p.add_argument("history", help="history.jsonl, or a Parquet file from 'convert'")
+    p.add_argument("--unseen-deadline-ns", type=int, default=None)
+    p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
+    p.add_argument("--limit", type=int, default=None, help="collect at most N anomalies per kind")
+    p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    _session_args(p)
+    args = p.parse_args(argv)
+    from spark_analysis.check import check_history
+
+    try:
+        spark = _session(args)
+        options = {"unseen_deadline_ns": args.unseen_deadline_ns}
+        result = check_history(args.history, options, strict=args.strict, limit=args.limit, spark=spark)
+    except SparkAnalysisError as exc:
+        print(f"spark check: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        from spark_analysis.session import stop_session
+
+        stop_session()
+    found = {k: len(v) for k, v in result.anomalies.items() if v}
+    if args.json:
+        print(json.dumps({"engine": "spark", "anomalies": result.anomalies, "counts": found,
+                          "malformed_count": result.malformed_count,
+                          "malformed": [str(m) for m in result.malformed]}))
+    else:
+        for m in result.malformed:
+            print(f"malformed: {m}", file=sys.stderr)
+        print("anomalies: " + (", ".join(f"{k}={n}" for k, n in found.items()) or "none"))
+    return EXIT_INVALID if found else EXIT_OK
+
+
+def convert_main(argv: list[str] | None = None) -> int:
+    """``convert HISTORY.jsonl OUT.parquet``: stream a history into Parquet (bounded memory)."""
+    p = argparse.ArgumentParser(prog="python -m spark_analysis convert")
+    p.add_argument("history")
+    p.add_argument("out")
+    p.add_argument("--batch-rows", type=int, default=100_000)
+    p.add_argument("--strict", action="store_true")
+    args = p.parse_args(argv)
+    from spark_analysis.parquet import jsonl_to_parquet
+
+    try:
+        res = jsonl_to_parquet(args.history, args.out, batch_rows=args.batch_rows, strict=args.strict)
+    except (SparkAnalysisError, OSError) as exc:
+        print(f"convert: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{res.rows} ops -> {args.out} ({res.malformed_count} malformed lines skipped)")
+    for line, reason in res.malformed[:20]:
+        print(f"malformed: {args.history}:{line}: {reason}", file=sys.stderr)
+    return EXIT_OK
+
+
+def dispatch(argv: list[str] | None = None) -> int:
+    """``python -m spark_analysis {aggregate,check,convert} ...``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"aggregate": main, "check": check_main, "convert": convert_main}
+    if not argv or argv[0] not in commands:
+        print("usage: python -m spark_analysis {aggregate,check,convert} ...", file=sys.stderr)
+        return 2
+    return commands[argv[0]](argv[1:])
