@@ -187,7 +187,15 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
         rec.seek = invoke.get("seek_to_beginning") is True or (
             completion is not None and completion.get("seek_to_beginning") is True)
         return rec
-    _fill(rec, invoke, completion)
+    cval = completion.get("value") if completion is not None else None
+    # Fast paths for the two common shapes (single-op encoding); everything else goes through _fill.
+    if f == "poll" and type(cval) is dict:
+        _unpack_poll(rec, cval)
+    elif (f == "send" and type(cval) is list and len(cval) == 2 and type(cval[0]) is not list
+          and type(cval[1]) is list):
+        _unpack_send(rec, cval[0], cval[1])
+    else:
+        _fill(rec, invoke, completion)
     if completion is not None:
         marks = completion.get("hwm")
         if not isinstance(marks, dict) and rec.final:
