@@ -20,7 +20,7 @@ Pipeline (modules in order):
    to Parquet with pyarrow in bounded memory; ``read`` reads that too.
 3. ``extract``: invocations paired with completions and unpacked into ``recs``, ``sends`` and ``reads``
    (both the single-op and the ``txn`` encodings), by the rules of ``checkers/queue.py``.
-4. ``queue_jobs``: the fifteen queue anomaly kinds of ``checkers/queue.py`` (contract version 1), with
+4. ``queue_jobs``: the fifteen queue anomaly kinds of ``checkers/queue.py`` (contract version 2), with
    the same definitions and the same result shapes and order; ``check`` runs them on one history
    (``--engine spark``). A differential test holds the two engines to identical output.
 5. ``intervals`` + ``aggregate``: nemesis fault intervals per run (the rule is in ``intervals``), then

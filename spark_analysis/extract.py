@@ -67,7 +67,7 @@ def records(ops: DataFrame) -> DataFrame:
     w = Window.partitionBy("run", "process").orderBy("block", "rid")
     prev = F.lag(F.struct("type", "f", "index", "time", "value", "final", "seek")).over(w)
     is_last = F.lead(F.lit(1)).over(w).isNull()
-    x = client.select("run", "process", "type", "f", "index", "time", "value", "final", "seek", "hwm",
+    x = client.select("run", "process", "type", "f", "index", "time", "value", "final", "seek", "hwm", "ends",
                       prev.alias("prev"), is_last.alias("is_last"))
     paired = (x.where((F.col("type") != "invoke") & (F.col("prev.type") == "invoke")
                       & (F.col("prev.f") == F.col("f")))
@@ -77,17 +77,35 @@ def records(ops: DataFrame) -> DataFrame:
                       F.col("value").alias("cval"),
                       ((F.col("prev.final") == "true") | (F.col("final") == "true")).alias("final"),
                       ((F.col("prev.seek") == "true") | (F.col("seek") == "true")).alias("seek"),
-                      "hwm"))
+                      "hwm", "ends"))
     unfinished = (x.where((F.col("type") == "invoke") & F.col("is_last"))
                   .select("run", F.col("index").alias("op"), F.col("index").alias("invoke_index"),
                           "process", "f", F.lit("info").alias("type"), F.col("time").alias("invoke_time"),
                           F.lit(None).cast("long").alias("complete_time"), F.col("value").alias("ival"),
                           F.lit(None).cast("string").alias("cval"),
                           (F.col("final") == "true").alias("final"), (F.col("seek") == "true").alias("seek"),
-                          F.lit(None).cast("string").alias("hwm")))
-    return (paired.unionByName(unfinished).where(F.col("f").isin(*CLIENT_FS))
+                          F.lit(None).cast("string").alias("hwm"), F.lit(None).cast("string").alias("ends")))
+    recs = (paired.unionByName(unfinished).where(F.col("f").isin(*CLIENT_FS))
             .withColumn("final", F.coalesce("final", F.lit(False)))
             .withColumn("seek", F.coalesce("seek", F.lit(False))))
+    # v2: a final op's "ends" (the end offsets it read up to) count as high watermarks when "hwm" is absent.
+    hwm = (F.when(F.col("hwm").startswith("{"), F.col("hwm"))
+           .when(F.col("final") & F.col("ends").startswith("{"), F.col("ends")))
+    # v2: send/poll ops carrying a micro-op list (Jepsen's encoding) are read as txn ops.
+    cval, ival = F.col("cval"), F.col("ival")
+    container = cval.startswith("[") | cval.startswith("{")
+    as_txn = F.col("f").isin("send", "poll") & (
+        _is_mops(cval) | (~F.coalesce(container, F.lit(False)) & _is_mops(ival))
+        | ((F.col("f") == "send") & _is_mops(ival)))
+    ef = F.when(as_txn, F.lit("txn")).otherwise(F.col("f"))
+    return recs.withColumn("hwm", hwm).drop("ends").withColumn("ef", ef)
+
+
+def _is_mops(x: Column) -> Column:
+    """Whether raw JSON ``x`` is a micro-op list: a list whose first element is a list starting with
+    "send" or "poll" (checkers/queue_extract.py's ``_is_mops``)."""
+    first = F.from_json(F.when(x.startswith("[["), x), T.ArrayType(_STRS))[0]
+    return F.coalesce(first[0].isin("send", "poll"), F.lit(False))
 
 
 def _send_parts(rec_type: Column, k: Column, x: Column) -> Column:
@@ -106,12 +124,14 @@ def sends(recs: DataFrame) -> DataFrame:
     single_val = F.when(F.size(cval_list) == 2, cval_list).otherwise(F.from_json("ival", _STRS))
     single = F.when(F.size(single_val) == 2,
                     F.array(_send_parts(F.col("type"), single_val[0], single_val[1])))
-    mops = F.coalesce(cval_list, F.from_json("ival", _STRS))
+    # v2: the completion's micro-ops when it is a micro-op list (or an empty list), else the invocation's.
+    mops = F.when(_is_mops(F.col("cval")) | (F.col("cval") == "[]"), cval_list).otherwise(
+        F.from_json("ival", _STRS))
     parsed = F.transform(mops, lambda m: F.from_json(m, _STRS))
     send_mops = F.filter(parsed, lambda m: (m[0] == "send") & (F.size(m) == 3))
     txn = F.transform(send_mops, lambda m: _send_parts(F.col("type"), m[1], m[2]))
-    arr = F.when(F.col("f") == "send", single).when(F.col("f") == "txn", txn)
-    base = recs.where(F.col("f").isin("send", "txn")).select(
+    arr = F.when(F.col("ef") == "send", single).when(F.col("ef") == "txn", txn)
+    base = recs.where(F.col("ef").isin("send", "txn")).select(
         "run", "op", "process", "type", "invoke_time", "complete_time", arr.alias("arr"))
     return base.select("run", "op", "process", "type", "invoke_time", "complete_time",
                        F.posexplode("arr").alias("spos", "s")).select(
@@ -122,11 +142,12 @@ def sends(recs: DataFrame) -> DataFrame:
 def reads(recs: DataFrame) -> DataFrame:
     """One row per read pair: run, op, process, type, complete_time, final, key, pos, offset, value."""
     cols = ["run", "op", "process", "type", "complete_time", "final"]
-    polls = (recs.where(F.col("f") == "poll")
+    polls = (recs.where(F.col("ef") == "poll")
              .select(*cols, F.lit(1).alias("n_polls"), F.lit(0).alias("mpos"),
                      F.from_json("cval", _READ_MAP).alias("m")))
-    txn_mops = F.transform(F.from_json("cval", _STRS), lambda m: F.from_json(m, _STRS))
-    txns = (recs.where(F.col("f") == "txn")
+    cval_mops = F.when(_is_mops(F.col("cval")) | (F.col("cval") == "[]"), F.col("cval")).otherwise(F.col("ival"))
+    txn_mops = F.transform(F.from_json(cval_mops, _STRS), lambda m: F.from_json(m, _STRS))
+    txns = (recs.where(F.col("ef") == "txn")
             .select(*cols, F.filter(txn_mops, lambda m: (m[0] == "poll") & (F.size(m) == 2)).alias("pm"))
             .select(*cols, F.size("pm").alias("n_polls"), F.posexplode("pm").alias("mpos", "mop"))
             .select(*cols, "n_polls", "mpos", F.from_json(F.col("mop")[1], _READ_MAP).alias("m")))

@@ -22,7 +22,8 @@ from spark_analysis.errors import CorruptInput
 PARQUET_SCHEMA = pa.schema([
     ("index", pa.int64()), ("time", pa.int64()), ("type", pa.string()), ("process", pa.string()),
     ("f", pa.string()), ("value", pa.string()), ("node", pa.string()), ("error", pa.string()),
-    ("final", pa.string()), ("seek", pa.string()), ("hwm", pa.string()), ("line", pa.int64()),
+    ("final", pa.string()), ("seek", pa.string()), ("hwm", pa.string()), ("ends", pa.string()),
+    ("line", pa.int64()),
 ])
 
 
@@ -96,6 +97,8 @@ def _append(columns: dict[str, list], op: dict, position: int, lineno: int) -> N
     columns["seek"].append("true" if op.get("seek_to_beginning") is True else None)
     columns["hwm"].append(json.dumps(op["hwm"], separators=(",", ":")) if isinstance(op.get("hwm"), dict)
                           else None)
+    columns["ends"].append(json.dumps(op["ends"], separators=(",", ":")) if isinstance(op.get("ends"), dict)
+                           else None)
     columns["line"].append(lineno)
 
 

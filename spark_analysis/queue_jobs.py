@@ -30,7 +30,7 @@ from pyspark.sql import types as T
 
 from spark_analysis.extract import Extracted
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 KINDS = ("inconsistent-offsets", "duplicate", "lost-write", "poll-skip", "nonmonotonic-poll",
          "int-poll-skip", "int-nonmonotonic-poll", "nonmonotonic-send", "int-nonmonotonic-send", "G1a",
          "precommitted-read", "unseen", "acked-unreadable", "realtime-order", "hwm-regression")
@@ -163,36 +163,55 @@ class QueueJobs:
                         F.col("first").alias("index"), "max_read_index", "writer", "max_read"))
 
     def _poll_baselines(self) -> DataFrame:
-        """Each op's first read of a key with the process's baseline (op, value) for that key, or null."""
+        """Each op's first read of a key with the process's baseline (op, value, index) for that key.
+
+        Contract v2: an ok/info ``assign`` with seek_to_beginning drops every baseline and sets the *log
+        start* (index -1, value null, op = the assign) for the keys it assigns; without seek it drops the
+        keys it does not assign. Final ops are compared with the log start (op = themselves) and neither
+        use nor set the process's baselines. Only ok ops set baselines.
+        """
         reads = self.ex.reads
-        per_op = (reads.groupBy("run", "op", "process", "type", "key")
+        per_op = (reads.groupBy("run", "op", "process", "type", "final", "key")
                   .agg(F.min_by("value", "pos").alias("v_first"), F.max_by("value", "pos").alias("v_last")))
+        regular = per_op.where(~F.col("final")).drop("final")
         recs = self.ex.recs
         assigns = (recs.where((F.col("f") == "assign") & F.col("type").isin("ok", "info"))
                    .select("run", "process", "op", "seek",
                            F.transform(F.coalesce(F.from_json("ival", T.ArrayType(T.StringType())),
                                                   F.array().cast(T.ArrayType(T.StringType()))),
                                        lambda k: k.try_cast("long")).alias("keys")))
-        streams = per_op.select("run", "process", "key").distinct()
+        streams = regular.select("run", "process", "key").distinct()
+        assigned = F.coalesce(F.array_contains("keys", F.col("key")), F.lit(False))
         resets = (assigns.join(streams, ["run", "process"])
-                  .where(F.col("seek") | ~F.coalesce(F.array_contains("keys", F.col("key")), F.lit(False)))
-                  .select("run", "process", "key", "op", F.lit(1).alias("is_reset")))
-        rows = per_op.withColumn("is_reset", F.lit(0)).unionByName(resets, allowMissingColumns=True)
+                  .where(F.col("seek") | ~assigned)
+                  .select("run", "process", "key", "op", F.lit(1).alias("is_reset"),
+                          (F.col("seek") & assigned).alias("log_start")))
+        rows = (regular.withColumn("is_reset", F.lit(0)).withColumn("log_start", F.lit(False))
+                .unionByName(resets, allowMissingColumns=True))
         stream = Window.partitionBy("run", "process", "key")
         seg = F.sum("is_reset").over(stream.orderBy("op", "is_reset")
                                      .rowsBetween(Window.unboundedPreceding, Window.currentRow))
         rows = rows.withColumn("seg", seg)
         before = (Window.partitionBy("run", "process", "key", "seg").orderBy("op")
                   .rowsBetween(Window.unboundedPreceding, -1))
-        ok_last = F.when((F.col("type") == "ok") & (F.col("is_reset") == 0), F.struct("op", "v_last"))
-        base = F.last(ok_last, ignorenulls=True).over(before)
-        return (rows.where(F.col("is_reset") == 0).withColumn("base", base).where(F.col("base").isNotNull())
-                .select("run", "process", "key", "op", F.col("base.op").alias("base_op"),
-                        F.col("base.v_last").alias("v_base"), "v_first"))
+        sets_base = (F.when((F.col("type") == "ok") & (F.col("is_reset") == 0),
+                            F.struct("op", F.col("v_last").alias("v"), F.lit(False).alias("start")))
+                     .when(F.col("log_start"), F.struct("op", F.lit(None).cast("long").alias("v"),
+                                                        F.lit(True).alias("start"))))
+        base = F.last(sets_base, ignorenulls=True).over(before)
+        compared = (rows.where(F.col("is_reset") == 0).withColumn("base", base).where(F.col("base").isNotNull())
+                    .select("run", "process", "key", "op", F.col("base.op").alias("base_op"),
+                            F.col("base.v").alias("v_base"), F.col("base.start").alias("from_start"), "v_first"))
+        finals = per_op.where(F.col("final")).select(
+            "run", "process", "key", "op", F.col("op").alias("base_op"), F.lit(None).cast("long").alias("v_base"),
+            F.lit(True).alias("from_start"), "v_first")
+        return compared.unionByName(finals)
 
     def poll_order(self) -> tuple[DataFrame, DataFrame]:
         """poll-skip and nonmonotonic-poll across a process's successive reads of a key."""
         x = self._index_of(self._index_of(self._poll_baselines(), "v_base", "i1"), "v_first", "i2")
+        # The log start sits just before index 0.
+        x = x.withColumn("i1", F.when(F.col("from_start"), F.lit(-1).cast("long")).otherwise(F.col("i1")))
         x = (x.where(F.col("i1").isNotNull() & F.col("i2").isNotNull())
              .withColumn("delta", F.col("i2") - F.col("i1"))
              .withColumn("ops", F.array("base_op", "op")).withColumn("values", F.array("v_base", "v_first"))

@@ -40,15 +40,16 @@ _FIELDS = [("index", T.LongType()), ("time", T.LongType()), ("type", T.StringTyp
            ("node", T.StringType()), ("error", T.StringType())]
 # Optional op fields the queue checks read (checkers/queue.py): the final-phase mark, the assign's
 # seek-to-beginning flag and the high watermarks a consumer saw; kept as raw JSON text.
-_EXTRA = [("final", T.StringType()), ("seek_to_beginning", T.StringType()), ("hwm", T.StringType())]
+_EXTRA = [("final", T.StringType()), ("seek_to_beginning", T.StringType()), ("hwm", T.StringType()),
+          ("ends", T.StringType())]
 OP_SCHEMA = T.StructType([T.StructField(n, t) for n, t in _FIELDS + _EXTRA])
 _PARSE_SCHEMA = T.StructType(OP_SCHEMA.fields + [T.StructField("_corrupt", T.StringType())])
 OPS_COLUMNS = (["run", "file", "block", "rid"] + [n for n, _ in _FIELDS]
-               + ["final", "seek", "hwm", "bad"])
+               + ["final", "seek", "hwm", "ends", "bad"])
 
 # The columns a Parquet history (see spark_analysis.parquet) stores, and their types.
 PARQUET_FIELDS = _FIELDS + [("final", T.StringType()), ("seek", T.StringType()), ("hwm", T.StringType()),
-                            ("line", T.LongType())]
+                            ("ends", T.StringType()), ("line", T.LongType())]
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def read_jsonl(spark: SparkSession, paths: str | list[str], run: str | None = No
     return parsed.select(run_col.alias("run"), "file", "block", "rid",
                          *[F.col("j")[n].alias(n) for n, _ in _FIELDS],
                          F.col("j.final").alias("final"), F.col("j.seek_to_beginning").alias("seek"),
-                         F.col("j.hwm").alias("hwm"),
+                         F.col("j.hwm").alias("hwm"), F.col("j.ends").alias("ends"),
                          _bad_reason(F.col("text"), F.col("j")).alias("bad"))
 
 
@@ -115,7 +116,7 @@ def read_parquet(spark: SparkSession, paths: str | list[str], run: str | None = 
     run_col = F.lit(run) if run is not None else _dir_of(F.col("file"))
     return df.select(run_col.alias("run"), F.regexp_replace("file", r"/part-[^/]*$", "").alias("file"),
                      F.lit(0).cast("long").alias("block"), F.col("line").alias("rid"),
-                     *[F.col(n).cast(t) for n, t in _FIELDS], "final", "seek", "hwm", F.lit(None).cast("string").alias("bad"))
+                     *[F.col(n).cast(t) for n, t in _FIELDS], "final", "seek", "hwm", "ends", F.lit(None).cast("string").alias("bad"))
 
 
 def read_history_df(spark: SparkSession, path: str, run: str | None = None) -> DataFrame:
