@@ -301,7 +301,8 @@ class BrokerServicesImpl(sv.BrokerServices):
         return self.b.image.topic_id(topic) is not None
 
     async def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool) -> sv.ClusterMetadata:
-        """Unfenced registered brokers; this broker as controller_id (it forwards admin requests)."""
+        """Unfenced registered brokers; controller_id = the lowest unfenced broker (brokers forward admin
+        requests to the controller, as KRaft brokers do)."""
         image = self.b.image
         brokers = tuple(sv.BrokerEndpoint(r.broker_id, r.host, r.port) for r in sorted(
             image.brokers.values(), key=lambda r: r.broker_id) if not r.fenced)
@@ -319,7 +320,10 @@ class BrokerServicesImpl(sv.BrokerServices):
                 Errors.NONE if s.leader >= 0 else Errors.LEADER_NOT_AVAILABLE)
                 for (t, p), s in sorted(image.partitions.items()) if t == tid)
             out.append(sv.TopicMetadata(name, parts, tid))
-        return sv.ClusterMetadata(CLUSTER_ID, self.b.config.node_id, brokers, tuple(out))
+        # Every broker forwards admin requests, so any live one can be named; all brokers name the same one
+        # (the lowest unfenced id) so an admin client's view does not flip with whichever broker it asked.
+        controller_id = min(live) if live else self.b.config.node_id
+        return sv.ClusterMetadata(CLUSTER_ID, controller_id, brokers, tuple(out))
 
     async def produce(self, topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
                       transactional_id: str | None = None) -> sv.ProduceResult:
