@@ -30,8 +30,8 @@ from kafka.protocol.admin import AlterPartitionReassignmentsRequest  # noqa: E40
 
 
 def admin_for(c: LocalCluster) -> KafkaAdminClient:
-    """An admin client bootstrapped on the lowest broker id only: each broker names itself controller_id
-    (it forwards admin requests), so this keeps the admin client off the brokers the tests stop."""
+    """An admin client bootstrapped on the lowest broker id (which Metadata also names as controller_id;
+    brokers forward admin requests), so it stays off the brokers the tests stop."""
     first = c.brokers[min(c.brokers)]
     return KafkaAdminClient(bootstrap_servers=first.address, request_timeout_ms=15000)
 
