@@ -38,6 +38,7 @@ class _Results:
         self.violations: dict[str, list] = defaultdict(list)
         self.counts: dict[str, int] = defaultdict(int)
         self.notes: dict[str, str] = {}
+        self.stale_leader_starts: list[dict] = []
 
     def ok(self, inv: str, n: int = 1) -> None:
         self.evaluated[inv] += n
@@ -59,6 +60,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
     seen_epochs: dict[Any, tuple] = {}
     local_epochs: dict[tuple, tuple[int, int, dict]] = {}
     restarted: dict[Any, dict] = {}                 # broker -> registration event (I13)
+    down: set = set()  # brokers between their startup (log recovery) and their next registration: not run(b)
     incomplete: dict[tuple, dict] = {}              # (part, broker) -> low leo event after a restart (I13)
 
     for ev in events:
@@ -87,7 +89,24 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
                 prev = ev.get("previous_broker_epoch")
                 if prev is not None and prev != -1 and prev != epoch:
                     restarted[b] = ev
+                    # its log as recovered at startup (reported before the registration) may already
+                    # show the loss
+                    for pk2, v2 in parts.items():
+                        got = v2.leo.get(b)
+                        if got is not None and got[1].get("reason") == "recovery" and v2.th > 0 and got[0] < v2.th:
+                            incomplete[(pk2, b)] = {"registration": ev, "leo": got[1]}
+                down.discard(b)
+                res.ok("I13")  # the registration was checked: a lossy restart is followed below
             continue
+        # Log recovery at startup (per partition; the broker's lifecycle "recovered" comes after its
+        # registration and is not this) marks the broker as starting up.
+        if (kind == "recovered" and ev.get("partition") is not None) or (
+                kind == "leo" and ev.get("reason") == "recovery"):
+            b = ev.get("replica", ev.get("broker"))
+            if b is None and str(ev.get("node", "")).isdigit():
+                b = int(ev["node"])
+            if b is not None:
+                down.add(b)  # starting up: not RUNNING until the controller accepts its registration
         if pk is None:
             if not ctl and kind in ("registered", "recovered") and ev.get("broker") is not None:
                 for key in [k for k in local_epochs if k[0] == ev["broker"]]:
@@ -97,7 +116,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
         if ctl and kind == "metadata_applied":
             _check_controller_state(view, ev, variant, min_isr, fenced, res)
             view.ctl = ev
-            _check_members_complete(view, pk, variant, res, incomplete, trigger=ev)
+            _check_members_complete(view, pk, variant, res, incomplete, trigger=ev, down=down)
             _check_quorum_superset(view, variant, min_isr, res)
             continue
         replica = ev.get("replica")
@@ -128,8 +147,16 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
             leo = ev.get("leo")
             if leo is None and replica in view.leo:
                 leo = view.leo[replica][0]
+            ctl_now = view.ctl
+            current = ctl_now is None or (ctl_now.get("leader") == replica
+                                          and ctl_now.get("leader_epoch") == ev.get("leader_epoch"))
+            if not current:
+                # A replica taking a leadership the controller has already moved past (e.g. replaying old
+                # metadata after a restart): I1 is about the controller's current leader, so not judged.
+                res.stale_leader_starts.append(brief(ev))
             if leo is not None:
                 view.leo[replica] = (leo, ev)
+            if leo is not None and current:
                 # I1: a leader's log holds everything below the True HWM
                 if view.th > 0 and leo < view.th:
                     res.bad("I1", f"replica {replica} became leader (LE {ev.get('leader_epoch')}) with LEO {leo}"
@@ -152,7 +179,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
                     incomplete[(pk, replica)] = {"registration": reg, "leo": ev}
             if (pk, replica) in incomplete and leo >= view.th:
                 del incomplete[(pk, replica)]
-            _check_members_complete(view, pk, variant, res, incomplete, trigger=ev, only=replica)
+            _check_members_complete(view, pk, variant, res, incomplete, trigger=ev, only=replica, down=down)
         elif kind == "hwm":
             hwm = ev.get("hwm")
             if hwm is None:
@@ -176,6 +203,9 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
             isr = ev.get("maximal_isr") if kind == "isr_proposed" else ev.get("isr")
             if isr is not None:
                 view.local_isr[replica] = list(isr)
+        if kind in ("leader_epoch_start", "isr_proposed", "isr_updated", "isr_rollback", "metadata_applied") \
+                and view.ctl is not None and view.ctl.get("leader") == replica:
+            _check_quorum_superset(view, variant, min_isr, res)  # I3 when the leader's own view changes
     return parts
 
 
@@ -231,7 +261,7 @@ def _check_controller_state(view, ev, variant, min_isr, fenced, res) -> None:
             res.ok("I8")
 
 
-def _check_members_complete(view, pk, variant, res, incomplete, trigger, only=None) -> None:
+def _check_members_complete(view, pk, variant, res, incomplete, trigger, only=None, down=frozenset()) -> None:
     ctl = view.ctl
     if ctl is None:
         return
@@ -240,7 +270,7 @@ def _check_members_complete(view, pk, variant, res, incomplete, trigger, only=No
         members += list(ctl.get("elr") or [])
     leader = ctl.get("leader")
     for b in members if only is None else [only]:
-        if b not in members:
+        if b not in members or b in down:  # I2 is about running brokers only (run(b))
             continue
         got = view.leo.get(b)
         if got is None or view.th <= 0:
@@ -383,6 +413,10 @@ def check_invariants(spec: dict, ops: list[dict], traces: list[dict], trace_give
         valid = "unknown"
     else:
         valid = True
+    if res.stale_leader_starts:
+        out["I1"]["stale_leader_starts"] = {"count": len(res.stale_leader_starts),
+                                            "examples": res.stale_leader_starts[:5],
+                                            "note": "leader_epoch_start for an epoch the controller had left"}
     return {"valid": valid, "invariants": out, "events": len(traces),
             "violated": [k for k, e in out.items() if e["valid"] is False],
             "known_issues": [k for k, e in out.items() if e.get("status") not in (None, "forbidden")]}

@@ -112,3 +112,28 @@ def test_without_trace_everything_trace_based_is_unknown():
     assert res["invariants"]["I1"]["valid"] == "unknown"
     assert res["invariants"]["I1"]["reason"] == "no trace given"
     assert res["valid"] == "unknown"
+
+
+def test_lossy_restart_reported_before_registration():
+    """As the server does it: the restarted broker reports its recovered log (reason recovery) before it
+    registers; it is not running then (no I2), but staying in the ISR after registering violates I13."""
+    trace = healthy() + [
+        fence(20, 13, 2), ctl(20, 14, isr=[1, 3], partition_epoch=2),
+        fence(21, 15, 3), ctl(21, 16, isr=[1], partition_epoch=3),
+        rep(30, 17, 1, "leo", leo=0, role="none", reason="recovery"),
+        fence(31, 18, 1), ctl(31, 19, isr=[1], leader=-1, leader_epoch=2, partition_epoch=4),
+        reg(40, 20, 1, 20, 10),
+        fence(42, 21, 1, "unfenced"), ctl(42, 22, isr=[1], leader=1, leader_epoch=3, partition_epoch=5),
+    ]
+    inv = check_invariants({"variant": "v3.5", "min_isr": 2}, [], trace)["invariants"]
+    assert inv["I13"]["valid"] is False
+    assert [e["line"] for e in inv["I13"]["violations"][0]["events"]][:2] == [20, 17]
+    # before its registration the restarted broker was not running: I2 only fires on controller states
+    # after it (line 22: still in the ISR with LEO 0), never on the startup report itself
+    assert inv["I2"]["valid"] is False
+    assert all(v["events"][1]["line"] >= 20 for v in inv["I2"]["violations"])
+
+
+def test_i13_is_vacuously_valid_with_registrations_and_no_lossy_restart():
+    inv = check_invariants({"variant": "kip966", "min_isr": 2}, [], healthy())["invariants"]
+    assert inv["I13"]["valid"] is True
