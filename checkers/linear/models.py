@@ -75,23 +75,48 @@ class KV:
 
 
 class LogState:
-    """An append-only log (tuple of values) with a precomputed hash so memo lookups stay cheap."""
+    """An append-only log state: the first ``n`` entries of a list shared with the states it grew from.
 
-    __slots__ = ("vals", "h")
+    Appending at the end of the shared list costs O(1); a state that diverges from a longer sibling copies
+    its prefix (copy on write), so entries below ``n`` never change. The hash is a rolling hash kept with
+    the state, so memo lookups do not rehash the log; equality compares the prefixes only on equal hashes.
+    """
 
-    def __init__(self, vals: tuple, h: int):
-        self.vals = vals
+    __slots__ = ("lst", "n", "h")
+
+    def __init__(self, lst: list, n: int, h: int):
+        self.lst = lst
+        self.n = n
         self.h = h
+
+    @property
+    def vals(self) -> list:
+        """The log's values (a copy of the prefix)."""
+        return self.lst[:self.n]
 
     def __hash__(self) -> int:
         return self.h
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, LogState) and self.h == other.h and self.vals == other.vals
+        if not isinstance(other, LogState) or self.h != other.h or self.n != other.n:
+            return False
+        return self.lst is other.lst or self.lst[:self.n] == other.lst[:other.n]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def get(self, o: int):
+        """The value at offset o (caller checks o < n)."""
+        return self.lst[o]
 
     def append(self, v) -> LogState:
         """The log with ``v`` appended."""
-        return LogState(self.vals + (v,), hash((self.h, v)))
+        lst, n = self.lst, self.n
+        if len(lst) == n:
+            lst.append(v)
+        elif lst[n] != v:
+            lst = lst[:n] + [v]
+        return LogState(lst, n + 1, hash((self.h, v)))
 
 
 class KafkaLog:
@@ -103,7 +128,7 @@ class KafkaLog:
 
     def init(self) -> Any:
         """The empty log."""
-        return LogState((), 0)
+        return LogState([], 0, 0)
 
     def prepare(self, ops: list) -> list:
         """Canonicalise indeterminate sends before the search (sound for this model, and it keeps the
@@ -142,14 +167,13 @@ class KafkaLog:
         """Apply one op."""
         f, arg = inp
         if f == "send":
-            if out is not UNKNOWN and out is not None and out != len(state.vals):
+            if out is not UNKNOWN and out is not None and out != state.n:
                 return False, state
             return True, state.append(arg)
         if f == "poll":
-            vals = state.vals
-            n = len(vals)
+            lst, n = state.lst, state.n
             for o, v in arg:
-                if o is None or o >= n or vals[o] != v:
+                if o is None or o >= n or lst[o] != v:
                     return False, state
             return True, state
         return False, state
