@@ -213,6 +213,10 @@ class Broker:
     def apply_metadata_batch(self, entries: list) -> None:
         """Apply one metadata batch and drive each affected partition replica (T1-T7)."""
         delta = self.image.apply_batch(entries)
+        for resource_type, resource_name, name in delta.configs:
+            if resource_type == "topic" and name == "min.insync.replicas":
+                value = self.image.config("topic", resource_name, name)
+                self.manager.set_topic_min_isr(resource_name, int(value) if value is not None else None)
         for t in delta.transitions_for(self.config.node_id):
             topic = self.image.topics.get(t.topic_id, t.topic_id)
             self.manager.apply_partition_state(topic, t.topic_id, t.partition_id, t.state)

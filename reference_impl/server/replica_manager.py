@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -84,6 +85,7 @@ class ReplicaManager:
         self.on_fetcher_change = on_fetcher_change or (lambda p, leader: None)
         self._acks: dict[tuple[tuple[str, int], int], asyncio.Future] = {}
         self._change: asyncio.Future | None = None
+        self.topic_min_isr: dict[str, int] = {}
         min_isr = 1 if is_active(config.inject_bug, "ignore-min-isr") else config.min_insync_replicas
         self.replica_config = ReplicaConfig(variant=config.protocol_variant, min_insync_replicas=min_isr,
                                             replica_lag_time_max_ms=config.replica_lag_time_max_ms)
@@ -119,6 +121,26 @@ class ReplicaManager:
         for p in self.partitions.values():
             p.replica.broker_epoch = epoch
 
+    # ------------------------------------------------------------------ per-topic settings
+    def config_for(self, topic: str) -> ReplicaConfig:
+        """The replica settings of a topic: a topic-level ``min.insync.replicas`` (a ConfigRecord from
+        CreateTopics configs) overrides the broker's, as in Kafka (not under the ``ignore-min-isr`` bug)."""
+        override = self.topic_min_isr.get(topic)
+        if override is None or is_active(self.config.inject_bug, "ignore-min-isr"):
+            return self.replica_config
+        return dataclasses.replace(self.replica_config, min_insync_replicas=override)
+
+    def set_topic_min_isr(self, topic: str, value: int | None) -> None:
+        """A topic's min.insync.replicas changed in the metadata: hosted replicas use it from now on."""
+        if value is None:
+            self.topic_min_isr.pop(topic, None)
+        else:
+            self.topic_min_isr[topic] = value
+        for part in self.partitions.values():
+            if part.topic == topic:
+                part.replica.config = self.config_for(topic)
+                self._after(part)
+
     # ------------------------------------------------------------------ metadata (T1-T7)
     def apply_partition_state(self, topic: str, topic_id: str, partition: int, state: PartitionState) -> None:
         """Hand the materialized state of one partition to its replica and execute the resulting actions."""
@@ -136,7 +158,7 @@ class ReplicaManager:
             seg_log = self.recovered_logs.pop(name, None) or self._open_log(
                 os.path.join(self.config.log_dirs, name))
             cls = HwmIgnoresIsrReplica if is_active(self.config.inject_bug, "hwm-ignores-isr") else PartitionReplica
-            replica = cls(self.broker_id, topic_id, partition, seg_log, self.replica_config,
+            replica = cls(self.broker_id, topic_id, partition, seg_log, self.config_for(topic),
                           broker_epoch=self.broker_epoch)
             part = Partition(topic, topic_id, partition, replica, seg_log)
             self.partitions[key] = part

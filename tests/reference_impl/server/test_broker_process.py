@@ -117,3 +117,25 @@ def test_ignore_min_isr_bug_accepts_acks_all_below_min_isr(tmp_path):
                 producer.close(5)
         finally:
             c.close()
+
+
+def test_topic_min_isr_config_overrides_the_broker_setting(single):
+    """CreateTopics configs {min.insync.replicas: 2} on an RF 1 topic: acks=all is refused (L1) although
+    the broker's own min.insync.replicas is 1; another topic without the override accepts."""
+    from kafka.errors import NotEnoughReplicasError
+
+    c = single
+    admin = KafkaAdminClient(bootstrap_servers=c.bootstrap, request_timeout_ms=10000)
+    try:
+        admin.create_topics({"strict": {"num_partitions": 1, "replication_factor": 1,
+                                        "configs": {"min.insync.replicas": "2"}},
+                             "lax": {"num_partitions": 1, "replication_factor": 1}})
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=c.bootstrap, acks="all", retries=0, enable_idempotence=False)
+    try:
+        assert producer.send("lax", value=b"ok", partition=0).get(timeout=20).offset == 0
+        with pytest.raises(NotEnoughReplicasError):
+            producer.send("strict", value=b"refused", partition=0).get(timeout=20)
+    finally:
+        producer.close(5)
