@@ -127,17 +127,31 @@ class DockerHost:
         self._lock = threading.RLock()
         self._torn_down = False
         state.write_run_record(self.run_id, "docker", base_dir=str(self.base_dir), node_dirs=[])
-        self.subnet = pick_subnet(self.run_id, _used_subnets(self.client))
-        self.network = self.client.networks.create(
-            f"kraftcheck-{self.run_id}",
-            driver="bridge",
-            internal=True,
-            labels=self.labels,
-            ipam=__import__("docker").types.IPAMConfig(
-                pool_configs=[__import__("docker").types.IPAMPool(subnet=str(self.subnet),
-                                                                   gateway=str(self.subnet[1]))]
-            ),
-        )
+        self.subnet, self.network = self._create_network()
+
+    def _create_network(self):
+        """Create the run's network on a free subnet; retry when a concurrent run took it first."""
+        import docker
+
+        last: Exception | None = None
+        for attempt in range(6):
+            subnet = pick_subnet(f"{self.run_id}/{attempt}", _used_subnets(self.client))
+            try:
+                network = self.client.networks.create(
+                    f"kraftcheck-{self.run_id}",
+                    driver="bridge",
+                    internal=True,
+                    labels=self.labels,
+                    ipam=docker.types.IPAMConfig(
+                        pool_configs=[docker.types.IPAMPool(subnet=str(subnet), gateway=str(subnet[1]))]
+                    ),
+                )
+                return subnet, network
+            except docker.errors.APIError as exc:  # "Pool overlaps": someone else got there first
+                last = exc
+                time.sleep(0.2 * (attempt + 1))
+        state.remove_run_record(self.run_id)
+        raise RuntimeError(f"could not create the kraftcheck network: {last}")
 
     # -- addressing and directories ------------------------------------------------------------
     def _index(self, node: str) -> int:
