@@ -18,6 +18,17 @@ import time
 from dataclasses import dataclass, field
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if the process that started it dies (Linux prctl
+    PR_SET_PDEATHSIG), so a killed test run never leaves nodes behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A currently unused TCP port on ``host``."""
     with socket.socket() as s:
@@ -99,7 +110,8 @@ class LocalCluster:
         log = open(node.log_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         node.proc = subprocess.Popen([sys.executable, "-m", module, "--config", node.config_path],
-                                     stdout=log, stderr=log, env=env, start_new_session=True)
+                                     stdout=log, stderr=log, env=env, start_new_session=True,
+                                     preexec_fn=_die_with_parent)
         log.close()
 
     def start(self, wait_s: float = 30.0) -> None:
