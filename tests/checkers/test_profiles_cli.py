@@ -114,3 +114,19 @@ def test_recovery_deadline_from_the_final_phase():
     # a final read that completes after the deadline does not count: the value is unseen -> invalid
     late = QueueChecker().check({"final_read_timeout_s": 5e-9}, ops, [])
     assert late["valid"] is False and late["violations"] == ["unseen"]
+
+
+def test_check_with_trace_counts_invariants(tmp_path, capsys):
+    from tests.checkers.test_invariants import healthy, lrs
+    from tests.checkers.fixtures import build, poll, send
+    # key 5 has no partition in the trace, so only the trace-only invariants decide
+    hist = write(tmp_path / "h.jsonl", build(*send(0, 5, 1, 0), *poll(1, {5: [(0, 1)]})))
+    for name, trace, expected in (("ok", healthy(), 0), ("lrs", lrs(), 1)):
+        tpath = tmp_path / f"{name}.trace.jsonl"
+        tpath.write_text("".join(json.dumps({k: v for k, v in e.items() if k != "_line"}) + "\n" for e in trace)
+                         + "not json\n")
+        code = check_main(["--history", hist, "--trace", str(tpath), "--json", "--no-linear"])
+        out = json.loads(capsys.readouterr().out)
+        assert code == expected, out["checkers"]["invariants"]["violated"]
+        assert out["malformed"][-1]["line"] == len(trace) + 1  # the trace's bad line, by number
+        assert out["checkers"]["invariants"].get("counted", True) is True
