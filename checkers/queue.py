@@ -439,19 +439,33 @@ def unseen(a: QueueAnalysis) -> list[dict]:
     return out
 
 
+_MISSING = object()
+
+
+class _Several(set):
+    """Several values read at one offset by final reads (a plain value is the common case)."""
+
+
 def acked_unreadable(a: QueueAnalysis) -> list[dict]:
     """ok sends that the final phase did not read back at their acknowledged offset."""
     if not a.has_final:
         return []
-    final_at: dict[tuple, set] = defaultdict(set)
+    final_at: dict[tuple, Any] = {}      # (k, o) -> value, or a set when final reads disagree
     final_vals: dict[Any, set] = defaultdict(set)
     for r in a.recs:
         if r.final and r.type == "ok":
             for k, seq in r.reads.items():
+                final_vals[k].update([p[1] for p in seq])
                 for o, v in seq:
-                    final_vals[k].add(v)
-                    if o is not None:
-                        final_at[(k, o)].add(v)
+                    if o is None:
+                        continue
+                    cur = final_at.get((k, o), _MISSING)
+                    if cur is _MISSING:
+                        final_at[(k, o)] = v
+                    elif isinstance(cur, _Several):
+                        cur.add(v)
+                    elif cur != v:
+                        final_at[(k, o)] = _Several((cur, v))
     out = []
     for r in a.recs:
         if r.type != "ok":
@@ -461,10 +475,15 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
                 if v not in final_vals.get(k, ()):
                     out.append({"key": k, "offset": None, "value": v, "writer": r.index, "final_values": []})
             else:
-                got = final_at.get((k, o), ())
-                if v not in got:
-                    out.append({"key": k, "offset": o, "value": v, "writer": r.index,
-                                "final_values": sorted(got, key=value_sort_key)})
+                got = final_at.get((k, o), _MISSING)
+                if got is _MISSING:
+                    out.append({"key": k, "offset": o, "value": v, "writer": r.index, "final_values": []})
+                elif isinstance(got, _Several):
+                    if v not in got:
+                        out.append({"key": k, "offset": o, "value": v, "writer": r.index,
+                                    "final_values": sorted(got, key=value_sort_key)})
+                elif got != v:
+                    out.append({"key": k, "offset": o, "value": v, "writer": r.index, "final_values": [got]})
     out.sort(key=lambda e: (e["key"], _none_first(e["offset"]), value_sort_key(e["value"])))
     return out
 
