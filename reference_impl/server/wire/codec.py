@@ -206,6 +206,24 @@ def encode_response(response: ApiMessage, api_version: int, correlation_id: int)
     return bytes(response.encode(header=True, framed=True))
 
 
+def encode_bare_error(api_key: int, api_version: int, correlation_id: int, error_code: int) -> bytes:
+    """A size-prefixed frame of a response header and one int16 error code, for a request whose response
+    schema we do not have (an unknown api key, or a version beyond kafka-python's schema).
+
+    No real body can be encoded without a schema, so the client cannot parse one anyway; what matters is
+    that the correlation id lets it fail that one request (and see UNSUPPORTED_VERSION) instead of hanging
+    or having the connection reset under its other in-flight requests. The header is v0 for an unknown
+    api key, as Kafka-compatible servers answer; for a known key it follows that API's flexibility at the
+    requested version (versions above the first flexible one stay flexible in Kafka's schemas), so a
+    client that knows the version reads the header it expects.
+    """
+    spec = ALL_APIS.get(api_key)
+    flexible = spec is not None and api_key != API_VERSIONS_KEY and spec.flexible(api_version)
+    header = struct.pack(">i", correlation_id) + (b"\x00" if flexible else b"")  # v1: empty tagged fields
+    body = header + struct.pack(">h", error_code)
+    return struct.pack(">i", len(body)) + body
+
+
 def response_header_length(api_key: int, api_version: int, payload: bytes) -> int:
     """Length of the response header at the start of ``payload`` (4 bytes, plus the tagged-field section
     when the response header is v1). Used to strip a controller's header when relaying a response."""

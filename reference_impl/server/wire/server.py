@@ -8,9 +8,16 @@ is what keeps per-connection ordering: two produce requests pipelined on one con
 order they were sent, and their responses come back in that order (librdkafka pipelines and relies on
 it). Other connections are independent tasks, so a long-polling fetch stalls only its own connection.
 
-Bad input never escapes a connection: a malformed frame, an unknown API key or a version whose schema we
-cannot encode closes that connection with one log line; an exception inside a handler is logged and
-answered with UNKNOWN_SERVER_ERROR (or closes the connection if no error response can be built).
+Bad input never escapes a connection: a malformed frame (bad size, shorter than the fixed request header,
+a body that does not decode) closes that connection with one log line; an exception inside a handler is
+logged and answered with UNKNOWN_SERVER_ERROR (or closes the connection if no error response can be built).
+
+An unknown API key or an unserved version is not malformed: it is answered with UNSUPPORTED_VERSION and
+the connection stays open. In order of preference: the ApiVersions rule (``on_unserved``: v0 body with our
+ranges); the API's own error response at the requested version when kafka-python's schema covers it
+(``on_error``); otherwise ``codec.encode_bare_error`` (response header + int16 error code: there is no
+schema to build a body from). The one exception is an acks=0 Produce, which by contract gets no response
+at all: like Kafka, the connection is closed so the producer notices.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from kafka.protocol.api_message import ApiMessage
 
+from reference_impl.protocol.errors import Errors
 from reference_impl.server.wire import codec
 from reference_impl.server.wire.codec import ApiSpec, DecodedRequest, MalformedRequest
 
@@ -203,24 +211,34 @@ class WireServer:
             return _CLOSE
 
     def _answer_unserved(self, request: DecodedRequest, payload: bytes, peer) -> bytes | object:
+        """Answer a request outside ``apis`` with UNSUPPORTED_VERSION (issue 3), keeping the connection."""
         if self.on_unserved is not None:
             response = self.on_unserved(request)
             if response is not None:
                 version = 0 if request.api_key == codec.API_VERSIONS_KEY else request.api_version
                 return codec.encode_response(response, version, request.correlation_id)
-        spec = self.apis.get(request.api_key)
-        if spec is not None and self.on_error is not None:
+        spec = self.apis.get(request.api_key) or codec.ALL_APIS.get(request.api_key)
+        decoded = None
+        if spec is not None:
             try:
                 decoded = codec.decode_unserved(payload, spec)
             except MalformedRequest:
-                decoded = None
-            response = self.on_error(decoded, 35) if decoded is not None else None
+                decoded = None  # the version is unserved anyway; its body is not ours to judge
+        if decoded is not None and decoded.api_key == 0 and decoded.body.acks == 0:
+            self._bad_input(peer, f"unsupported version {decoded.api_version} of an acks=0 produce")
+            return _CLOSE
+        if decoded is not None and self.on_error is not None:
+            response = self.on_error(decoded, int(Errors.UNSUPPORTED_VERSION))
             if response is not None:
-                return codec.encode_response(response, decoded.api_version, decoded.correlation_id)
-        # Kafka too closes the connection when it cannot parse a request's header/API: no response schema
-        # exists for an unknown API, so a reply could not be read by the client anyway.
-        self._bad_input(peer, f"unsupported api {request.api_key} v{request.api_version}")
-        return _CLOSE
+                try:
+                    return codec.encode_response(response, decoded.api_version, decoded.correlation_id)
+                except Exception:
+                    log.exception("%s: cannot encode the error response to api %d v%d", self.name,
+                                  decoded.api_key, decoded.api_version)
+        log.info("%s: api %d v%d from %s not served: UNSUPPORTED_VERSION", self.name, request.api_key,
+                 request.api_version, peer)
+        return codec.encode_bare_error(request.api_key, request.api_version, request.correlation_id,
+                                       int(Errors.UNSUPPORTED_VERSION))
 
     def _bad_input(self, peer, why: str) -> None:
         self.connections_closed_for_bad_input += 1

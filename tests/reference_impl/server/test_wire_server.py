@@ -84,7 +84,6 @@ def test_oversized_frame_is_refused_before_its_body_is_read():
     struct.pack(">i", -5),
     struct.pack(">i", 3) + b"abc",  # shorter than a request header
     struct.pack(">i", 12) + struct.pack(">hhi", 3, 12, 1) + b"\xff\xff\xff\xff",  # Metadata v12, garbage body
-    struct.pack(">i", 10) + struct.pack(">hhi", 9999, 0, 1) + b"\x00\x00",  # unknown api key
 ])
 def test_bad_frames_close_only_their_connection(payload):
     async def body():
@@ -105,6 +104,61 @@ def test_bad_frames_close_only_their_connection(payload):
             await server.close()
 
     assert run(body()) == (True, 11)
+
+
+async def exchange_then_api_versions(frame: bytes) -> tuple[bytes, int]:
+    """Send ``frame`` and read its answer, then an ApiVersions on the SAME connection (it must stay open);
+    return the first answer's payload and the second's correlation id."""
+    _, server = await started()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(frame)
+        await writer.drain()
+        first = await asyncio.wait_for(read_frame(reader), 5)
+        writer.write(api_versions_frame(12))
+        await writer.drain()
+        cid = struct.unpack_from(">i", await asyncio.wait_for(read_frame(reader), 5))[0]
+        writer.close()
+        assert server.connections_closed_for_bad_input == 0
+        return first, cid
+    finally:
+        await server.close()
+
+
+@pytest.mark.parametrize("frame", [
+    struct.pack(">i", 10) + struct.pack(">hhi", 9999, 0, 41) + b"\x00\x00",  # unknown key, client id ""
+    struct.pack(">i", 8) + struct.pack(">hhi", 77, 3, 41),  # unknown key, nothing after the fixed header
+])
+def test_unknown_api_gets_unsupported_version_with_v0_header_and_connection_stays_open(frame):
+    # No schema exists for the response: correlation id (v0 header) + int16 UNSUPPORTED_VERSION.
+    assert run(exchange_then_api_versions(frame)) == (struct.pack(">ih", 41, 35), 12)
+
+
+def test_known_api_this_node_does_not_serve_gets_unsupported_version():
+    # BrokerRegistration (62) sent to a client-facing listener: known, flexible from v0, so the header is
+    # v1 (empty tagged fields); its body does not decode, which does not matter for an unserved API.
+    frame = struct.pack(">i", 10) + struct.pack(">hhi", 62, 0, 41) + b"\xff\xff"
+    assert run(exchange_then_api_versions(frame)) == (struct.pack(">ibh", 41, 0, 35), 12)
+
+
+def test_version_beyond_schema_gets_unsupported_version_and_connection_stays_open():
+    # Metadata v99: kafka-python has no schema for it, so no body can be encoded; Metadata is flexible
+    # from v9 on, so a client that sent v99 expects the v1 response header (an empty tagged-field section).
+    frame = struct.pack(">i", 12) + struct.pack(">hhi", 3, 99, 42) + b"\x00\x00\x00\x00"
+    assert run(exchange_then_api_versions(frame)) == (struct.pack(">ibh", 42, 0, 35), 12)
+
+
+def test_unserved_version_with_a_schema_gets_the_apis_own_error_response():
+    # Produce v2 is below our range but kafka-python knows it: the client gets a Produce v2 response whose
+    # partitions carry UNSUPPORTED_VERSION, and the connection serves the next request.
+    from tests.reference_impl.server.test_wire_codec import request_for
+
+    req = request_for(0, 2)
+    req.with_header(correlation_id=43, client_id="p")
+    payload, cid = run(exchange_then_api_versions(bytes(req.encode(version=2, header=True, framed=True))))
+    parsed = ALL_APIS[0].response_class.decode(payload, version=2, header=True)
+    assert (parsed.header.correlation_id, cid) == (43, 12)
+    assert [p.error_code for t in parsed.responses for p in t.partition_responses] == [35]
 
 
 def test_api_versions_v4_answered_with_v0_unsupported_version_over_the_socket():
