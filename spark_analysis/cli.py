@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     from pathlib import Path
 
     out = args.out or str(Path(args.store) / "aggregate")
+    if not Path(args.store).is_dir():  # before paying for a JVM
+        print(f"kraftcheck aggregate: store {args.store} is not a directory", file=sys.stderr)
+        return EXIT_ERROR
     try:
         spark = _session(args)
         from spark_analysis.aggregate import aggregate_store

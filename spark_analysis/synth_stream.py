@@ -9,6 +9,8 @@ retire their process (an ``info`` send took effect or not, a coin flip), certain
 not happen, ``hwm`` marks on polls, and a ``final`` phase that reads every key back. Realism beyond the
 checker's golden histories:
 
+- **consumers** are assigned ``assigned`` random keys each (as Jepsen's are), polls return up to ``batch``
+  records per key;
 - **faults**: every ``fault_every`` ops a nemesis ``kill`` (ok) starts a fault window of ``fault_len``
   ops healed by ``start``; inside it, ops end ``info``/``fail`` far more often and latency grows;
 - **planted anomalies** (counts returned): ``lost`` acknowledged sends that never reach the log (lost
@@ -41,7 +43,7 @@ def _pairs(offs: array, vals: array, i: int, j: int) -> str:
 
 
 def write_history(path: str, n_ops: int, *, keys: int = 8, concurrency: int = 10, seed: int = 0,
-                  p_info: float = 0.01, p_fail: float = 0.01, p_txn: float = 0.1, batch: int = 8,
+                  p_info: float = 0.01, p_fail: float = 0.01, p_txn: float = 0.1, batch: int = 4, assigned: int = 2,
                   fault_every: int = 20_000, fault_len: int = 2_000, p_lost: float = 2e-5,
                   p_dup: float = 2e-5) -> SynthStats:
     """Write a history of about ``n_ops`` client ops (two lines each) plus nemesis ops and a final phase."""
@@ -57,7 +59,7 @@ def write_history(path: str, n_ops: int, *, keys: int = 8, concurrency: int = 10
     procs = list(range(concurrency))
     next_pid = concurrency
     state: dict[int, tuple] = {}  # pid -> in-flight (f, invoke payload, outcome)
-    pos: dict[int, list[int]] = {}
+    pos: dict[int, dict[int, int]] = {}
     in_fault = False
     fault_end = 0
     out = open(path, "w", encoding="utf-8", buffering=1 << 20)
@@ -80,7 +82,7 @@ def write_history(path: str, n_ops: int, *, keys: int = 8, concurrency: int = 10
     def poll_json(pid: int, limit: int) -> tuple[str, str]:
         p = pos[pid]
         parts, marks = [], []
-        for k in range(keys):
+        for k in p:
             i = p[k]
             j = min(len(vals[k]), i + limit)
             parts.append(f'"{k}":{_pairs(offs[k], vals[k], i, j)}')
@@ -102,9 +104,11 @@ def write_history(path: str, n_ops: int, *, keys: int = 8, concurrency: int = 10
             slot = rng.randrange(concurrency)
             pid = procs[slot]
             if pid not in pos:
-                emit("invoke", pid, "assign", all_keys, ',"seek_to_beginning":true')
-                emit("ok", pid, "assign", all_keys, ',"seek_to_beginning":true')
-                pos[pid] = [0] * keys
+                # Like Jepsen's consumers, each process is assigned a few keys (partitions), from the start.
+                mine = sorted(rng.sample(range(keys), min(assigned, keys)))
+                emit("invoke", pid, "assign", json.dumps(mine), ',"seek_to_beginning":true')
+                emit("ok", pid, "assign", json.dumps(mine), ',"seek_to_beginning":true')
+                pos[pid] = dict.fromkeys(mine, 0)
                 continue
             if pid not in state:
                 r = rand()
@@ -170,7 +174,7 @@ def write_history(path: str, n_ops: int, *, keys: int = 8, concurrency: int = 10
         reader = next_pid
         emit("invoke", reader, "assign", all_keys, ',"seek_to_beginning":true,"final":true')
         emit("ok", reader, "assign", all_keys, ',"seek_to_beginning":true,"final":true')
-        pos[reader] = [0] * keys
+        pos[reader] = dict.fromkeys(range(keys), 0)
         while any(pos[reader][k] < len(vals[k]) for k in range(keys)):
             emit("invoke", reader, "poll", "null", ',"final":true')
             body, marks = poll_json(reader, 5000)

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from checkers.queue import queue_anomalies
+from checkers.synth import synth_history
 from spark_analysis.check import check_history
 from spark_analysis.errors import CorruptInput
 from spark_analysis.queue_jobs import KINDS
@@ -44,7 +45,7 @@ def test_spark_equals_python_on_1k_ops_with_planted_anomalies(spark, tmp_path):
 
 
 def test_corrupt_input_names_file_and_line(spark, tmp_path):
-    path = _write(tmp_path / "h.jsonl", planted_history(20, seed=3), torn_tail=True)
+    path = _write(tmp_path / "h.jsonl", synth_history(20, seed=3), torn_tail=True)
     with pytest.raises(CorruptInput, match=r"h\.jsonl:\d+: invalid JSON"):
         raise_if_malformed(spark, read_jsonl(spark, path))
 
