@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     p.add_argument("--no-linear", action="store_true", help="skip the linearizability engine")
     p.add_argument("--linear-time-limit", type=float, default=60.0, help="seconds for the engine (default 60)")
+    p.add_argument("--engine", choices=("python", "spark"), default="python",
+                   help="spark: the queue checks as Spark jobs (spark_analysis.engine; histories too big for RAM)")
+    p.add_argument("--master", default=None, help="Spark master URL with --engine spark (default local[*])")
     return p
 
 
@@ -61,9 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.spec:
             with open(args.spec, encoding="utf-8") as fh:
                 spec = json.load(fh)
-        from checkers.analysis import check_run
-        options = {"linear": not args.no_linear, "linear_time_limit_s": args.linear_time_limit}
-        results = check_run(spec, args.history, args.trace, profile=args.profile, options=options)
+        if args.engine == "spark":
+            from spark_analysis.engine import check_run_spark
+            from spark_analysis.errors import SparkAnalysisError
+            try:
+                results = check_run_spark(spec, args.history, profile=args.profile, master=args.master)
+            except SparkAnalysisError as exc:  # no Java, bad master URL, ...: a harness error, said plainly
+                print(f"kraftcheck check: {exc}", file=sys.stderr)
+                return EXIT_HARNESS_ERROR
+        else:
+            from checkers.analysis import check_run
+            options = {"linear": not args.no_linear, "linear_time_limit_s": args.linear_time_limit}
+            results = check_run(spec, args.history, args.trace, profile=args.profile, options=options)
     except (OSError, ValueError) as exc:
         print(f"kraftcheck check: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
