@@ -246,17 +246,29 @@ class Broker:
         """L12-L16: ask each leader replica for an ISR change and send it to the controller."""
         while True:
             await asyncio.sleep(ISR_INTERVAL_S)
-            now = now_ms()
-            for part in list(self.manager.partitions.values()):
-                if part.replica.role != LEADER:
-                    continue
-                req = part.replica.maybe_change_isr(now)
-                if req is not None:
-                    self.manager.after_fetch_response(part)
-                    task = asyncio.create_task(self._send_alter_partition(part, req))
-                    task.add_done_callback(fail_stop(self.node))
-                    self._ap_tasks.add(task)
-                    task.add_done_callback(self._ap_tasks.discard)
+            for part, req in self.isr_round(now_ms()):
+                task = asyncio.create_task(self._send_alter_partition(part, req))
+                task.add_done_callback(fail_stop(self.node))
+                self._ap_tasks.add(task)
+                task.add_done_callback(self._ap_tasks.discard)
+
+    def isr_round(self, now: int) -> list[tuple[Partition, AlterPartitionRequest]]:
+        """One pass of the ISR loop: the AlterPartition requests due now (L12-L15), one per leader replica
+        at most. The metadata image tells the core which followers are ineligible (fenced or in controlled
+        shutdown, KIP-841) and each broker's registered epoch, so a follower whose fetches came from an
+        older incarnation is not proposed (scenario 10, KIP-903): the leader-side check Kafka does before
+        the controller's C14 check."""
+        ineligible = self.image.ineligible_brokers()
+        broker_epochs = self.image.broker_epochs()
+        due = []
+        for part in list(self.manager.partitions.values()):
+            if part.replica.role != LEADER:
+                continue
+            req = part.replica.maybe_change_isr(now, ineligible=ineligible, broker_epochs=broker_epochs)
+            if req is not None:
+                self.manager.after_fetch_response(part)
+                due.append((part, req))
+        return due
 
     async def _send_alter_partition(self, part: Partition, req: AlterPartitionRequest) -> None:
         try:

@@ -4,9 +4,10 @@ Each round asks the replica core for the next fetch of each partition (``build_f
 outstanding), sends one Kafka Fetch v12 request with ``replica_id`` = this broker and the kraftcheck
 ``ReplicaState`` tag carrying the broker epoch (L15 needs it for AlterPartition), the partition's current
 leader epoch and last fetched epoch (L9), and hands each partition's answer back to the core
-(``handle_fetch_response``: F2 drop stale, F3 truncate on a diverging epoch, F4 append + HWM). A lost or
-failed round is reported to the core as a NETWORK_EXCEPTION per partition so it backs off (F2) and its
-outstanding fetch is cleared. The leader long-polls (``max_wait_ms``), so an idle follower costs one
+(``handle_fetch_response``: F2 drop stale, F3 truncate on a diverging epoch, F4 append + HWM). A fetch
+that got no answer for its partition (connection refused or lost, timeout, a whole-request error, a reply
+that left the partition out) is reported with the core's ``abandon_fetch``: the outstanding fetch is
+cleared and the follower backs off (F2), without inventing a reply the leader never sent. The leader long-polls (``max_wait_ms``), so an idle follower costs one
 request per wait period.
 """
 
@@ -87,8 +88,9 @@ class LeaderFetcher:
                 if req is not None and req.leader_id == self.leader_id:
                     requests.append((part, req))
                 elif req is not None:
-                    # the core follows another leader now; clear the fetch so the right fetcher can send it
-                    part.replica.handle_fetch_response(req, _failed(req), now)
+                    # the core follows another leader now: this fetch is never sent, so give it up and let
+                    # the right fetcher send the next one
+                    part.replica.abandon_fetch(req, now)
             if not requests:
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -111,16 +113,14 @@ class LeaderFetcher:
                 log(self.node, f"corrupt batch from broker {self.leader_id}: {exc}")
         now = now_ms()
         for part, req in requests:
-            answer = answers.get((part.topic, part.partition)) or _failed(req)
-            part.replica.handle_fetch_response(req, answer, now)
+            answer = answers.get((part.topic, part.partition))
+            if answer is None:
+                part.replica.abandon_fetch(req, now)  # F1/F2: lost without a reply for this partition
+            else:
+                part.replica.handle_fetch_response(req, answer, now)
             self.manager.after_fetch_response(part)
         if not answers:
             await asyncio.sleep(0.2)  # F2: back off before the next attempt
-
-
-def _failed(req: FetchRequest) -> FetchPartitionResult:
-    return FetchPartitionResult(error(Errors.NETWORK_EXCEPTION, "fetch failed"), req.leader_epoch,
-                                req.fetch_offset)
 
 
 def _build_request(broker_id: int, broker_epoch: int, requests: list[tuple[Partition, FetchRequest]]):
