@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "aggregate": ("spark_analysis.cli", "aggregate a whole store with Spark"),
     "export": ("checkers.export_cli", "export a history to EDN / Jepsen JSON / Parquet"),
     "report": ("reports.cli", "render report.html for a stored run"),
+    "scenario": ("harness.commands.scenario", "named reproductions, e.g. last-replica-standing"),
     "image": ("harness.commands.image", "build the Docker base image (debootstrap + docker import)"),
 }
 
