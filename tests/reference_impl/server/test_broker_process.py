@@ -85,7 +85,9 @@ def test_torn_tail_recovered_at_start(single):
     time.sleep(2.5)
     c.wait_unfenced([1], 20)
     recovered = [e for e in c.trace(broker) if e["kind"] == "recovered" and e.get("topic") == "torn"]
-    assert recovered and "truncated" in recovered[-1]["note"]
+    # One note per repair: the segment's torn tail, and (when the cut removed whole epochs, e.g. all 50
+    # records went as one batch) the leader-epoch checkpoint rebuilt from the log after it.
+    assert any("truncated" in e["note"] for e in recovered), recovered
     assert recovered[-1]["leo"] < 50
 
 
