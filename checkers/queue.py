@@ -331,8 +331,16 @@ def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
             if len(seq) < 2:
                 continue
             first = vo.first.get(k, {})
+            # Without duplicates a value's index is its offset's dense rank, so adjacent offsets are
+            # adjacent indices (delta 1) and need no lookups: the common case of a contiguous batch.
+            dense = k not in vo.has_duplicates
             prev_i = first.get(seq[0][1])
             for pos in range(1, len(seq)):
+                if dense and prev_i is not None:
+                    o1, o2 = seq[pos - 1][0], seq[pos][0]
+                    if type(o1) is int and o2 == o1 + 1 and type(o2) is int:
+                        prev_i += 1
+                        continue
                 i2 = first.get(seq[pos][1])
                 if prev_i is not None and i2 is not None:
                     delta = i2 - prev_i

@@ -228,6 +228,7 @@ class VersionOrders:
         self.last: dict[Any, dict[Any, int]] = {}
         self._log: dict | None = None
         self._by_index: dict | None = None
+        self.has_duplicates: set = set()  # keys with a value observed at two offsets
 
     def observe(self, k: Any, seq) -> None:
         """Record a read sequence ``[(offset, value), ...]`` of key ``k`` (null/non-int offsets skipped)."""
@@ -274,6 +275,8 @@ class VersionOrders:
             self.offsets[k] = offsets
             self.first[k] = first
             self.last[k] = last
+            if len(first) < len(offsets) or any(last[v] != i for v, i in first.items()):
+                self.has_duplicates.add(k)
 
     def values_at(self, k: Any, i: int) -> list:
         """Sorted values observed at index i of key k."""
