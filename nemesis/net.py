@@ -153,7 +153,10 @@ class NetNemesis:
                         leader = broker_node(cluster, leaders[partition])
             except Exception:
                 leader = None
-        edges = sorted(edges_for(topology, brokers, controller, rng, special=leader))
+        if value.get("edges"):  # explicit [[src, dst], ...] (scripted scenarios name the exact cut)
+            edges = sorted({(str(s), str(d)) for s, d in value["edges"]})
+        else:
+            edges = sorted(edges_for(topology, brokers, controller, rng, special=leader))
         errors = []
         for src, dst in edges:
             where, args = self._rule_for(run, src, dst)
