@@ -231,3 +231,39 @@ class MetadataImage:
             pass  # KIP-435 final targets are controller-side planning state; brokers act on partition records
         else:
             raise InvariantViolation(f"unknown metadata record {record!r}")
+
+
+class InitialCatchUp:
+    """B2 / T*: a (re)starting broker publishes nothing before its image reaches its own registration.
+
+    Kafka's broker replays the metadata log into its image but installs the publishers (replica manager,
+    configs) only once the initial catch-up is done; a restarted broker therefore never takes a partition
+    role from an old state of the log (for example leadership in an epoch the controller ended while it was
+    down). The metadata log arrives in size-limited pulls, so a catch-up can span several of them: ``add``
+    holds the pulled ``(offset, record)`` batches until the last one reaches ``target`` (the broker's epoch,
+    the offset of its registration record) and then returns everything as ONE batch to apply, so the
+    replicas see only the materialized state at that point (scenario 25 at the scale of the whole catch-up).
+    After that every pulled batch is returned as it came.
+    """
+
+    def __init__(self, target: int, applied_offset: int = -1) -> None:
+        self.target = target
+        self._held: list[tuple[int, Any]] = []
+        self.done = applied_offset >= target
+
+    @property
+    def next_offset_after(self) -> int | None:
+        """The offset of the last held record (the next pull starts after it), or None if none is held."""
+        return self._held[-1][0] if self._held else None
+
+    def add(self, batches: Sequence[Sequence[tuple[int, Any]]]) -> list[list[tuple[int, Any]]]:
+        """Take pulled batches in log order; return the batches to apply now (possibly none)."""
+        if self.done:
+            return [list(b) for b in batches if b]
+        for batch in batches:
+            self._held.extend(batch)
+        if not self._held or self._held[-1][0] < self.target:
+            return []  # still behind our own registration: publish nothing yet
+        merged, self._held = self._held, []
+        self.done = True
+        return [merged]

@@ -34,7 +34,7 @@ import time
 
 from reference_impl.protocol.broker import PENDING_CONTROLLED_SHUTDOWN, RUNNING, BrokerLifecycle
 from reference_impl.protocol.errors import Errors, error
-from reference_impl.protocol.metadata_image import MetadataImage
+from reference_impl.protocol.metadata_image import InitialCatchUp, MetadataImage
 from reference_impl.protocol.records import record_from_dict
 from reference_impl.protocol.replica import LEADER
 from reference_impl.protocol.replica_messages import AlterPartitionRequest, AlterPartitionResponse
@@ -189,11 +189,20 @@ class Broker:
             await asyncio.sleep(0.1 if fast else self.config.broker_heartbeat_interval_ms / 1000)
 
     async def _metadata_loop(self) -> None:
-        """Pull the metadata log and apply it one batch at a time (T-rules on materialized state)."""
+        """Pull the metadata log and apply it one batch at a time (T-rules on materialized state).
+
+        B2: until the image reaches this broker's own registration, pulled batches are held (``catch_up``)
+        and then applied as one batch, however many pulls the catch-up took, so a restarted broker never
+        takes a role from an old state of the log (a leadership the controller ended while it was down).
+        """
+        catch_up = InitialCatchUp(self.lifecycle.broker_epoch, self.image.offset)
         while True:
+            held = catch_up.next_offset_after
+            start = (held if held is not None else self.image.offset) + 1
             try:
-                chunk = await self.link.fetch_metadata(self.config.node_id, self.lifecycle.broker_epoch,
-                                                       self.image.offset + 1, max_wait_ms=500)
+                chunk = await self.link.fetch_metadata(self.config.node_id, self.lifecycle.broker_epoch, start,
+                                                       max_wait_ms=500,
+                                                       max_records=self.config.metadata_fetch_max_records)
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, "metadata", f"metadata fetch failed: {exc!r}")
                 await asyncio.sleep(0.5)
@@ -203,12 +212,12 @@ class Broker:
                 await asyncio.sleep(0.5)
                 continue
             entries = [[(base + i, record_from_dict(r)) for i, r in enumerate(recs)] for base, recs in chunk.batches]
-            if entries and not self.image.caught_up_to(self.lifecycle.broker_epoch):
-                # Catching up at start (B2): everything pulled so far is applied as one materialized batch,
-                # so replicas take their roles from the current state, not from every historical one.
-                entries = [[e for batch in entries for e in batch]]
-            for batch in entries:
+            was_done = catch_up.done
+            for batch in catch_up.add(entries):
                 self.apply_metadata_batch(batch)
+            if catch_up.done and not was_done:
+                log(self.node, f"initial metadata catch-up done at offset {self.image.offset} "
+                               f"(registration {self.lifecycle.broker_epoch})")
 
     def apply_metadata_batch(self, entries: list) -> None:
         """Apply one metadata batch and drive each affected partition replica (T1-T7)."""

@@ -27,6 +27,9 @@ the message on stderr, as the contract requires. Keys (defaults follow Apache Ka
 ``flush.messages``                           int >= 1 (default Long.MAX: leave flushing to the OS)
 ``flush.ms``                                 int >= 0 (default Long.MAX)
 ``inject.bug``                               a name from ``bugs.BUGS`` (default none)
+``metadata.fetch.max.records``               int >= 1: records per metadata-log pull (default 5000)
+``unclean.recovery.strategy``                ``balanced`` | ``proactive`` | ``manual`` (KIP-966 K7,
+                                             controller; default balanced)
 ==========================================  ==========================================================
 
 Booleans accept ``true``/``false`` (any case), as Kafka does. Only the listed keys exist: a typo is an
@@ -91,6 +94,8 @@ class NodeConfig:
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
     inject_bug: str | None = None
+    metadata_fetch_max_records: int = 5000
+    unclean_recovery_strategy: str = "balanced"
 
     @property
     def elr_enabled(self) -> bool:
@@ -184,6 +189,8 @@ PARSERS: dict[str, Any] = {
     "flush.messages": _int(1),
     "flush.ms": _int(0),
     "inject.bug": _bug,
+    "metadata.fetch.max.records": _int(1, INT_MAX),
+    "unclean.recovery.strategy": _choice("balanced", "proactive", "manual"),
 }
 REQUIRED = ("node.id", "process.roles", "listeners", "log.dirs")
 
