@@ -11,8 +11,8 @@ duplicates), then checked by:
   ``--python-max`` are skipped and printed as such.
 - ``pandas``: not used by the queue checks (Spark's aggregation uses pandas only for small final tables),
   printed as n/a.
-- ``spark``: ``spark_analysis.check.check_history`` on ``--master`` (default ``local[2]``), collecting at
-  most ``--limit`` anomalies per kind (the counts are exact, computed in Spark).
+- ``spark``: ``spark_analysis.check.anomaly_counts`` on ``--master`` (default ``local[2]``): every queue check
+  as Spark jobs, exact counts per kind computed in Spark (no anomaly row and no history row collected).
 
 It prints times side by side, the anomaly counts of both engines (equal where both ran) and the smallest
 size at which Spark was faster. It never asserts timings. Expect, on the 2-core machine: generation about
@@ -46,24 +46,14 @@ def _python_check(path: str) -> tuple[float, dict[str, int]]:
     return elapsed, {k: len(v) for k, v in result.items() if v}
 
 
-def _spark_check(path: str, master: str, limit: int, partitions: int) -> tuple[float, dict[str, int]]:
-    from pyspark.sql import functions as F
-
-    from spark_analysis.extract import extract
-    from spark_analysis.queue_jobs import QueueJobs, count_anomalies
-    from spark_analysis.read import read_history_df, with_order
+def _spark_check(path: str, master: str, partitions: int) -> tuple[float, dict[str, int]]:
+    from spark_analysis.check import anomaly_counts
     from spark_analysis.session import get_session
 
     spark = get_session(master, shuffle_partitions=partitions, driver_memory="2g")
     t = time.monotonic()
-    ops = with_order(spark, read_history_df(spark, path, run=""))
-    ex = extract(ops).persist()
-    jobs = QueueJobs(ex).persist()
-    counts = count_anomalies(jobs.frames()).where(F.col("count") > 0).collect()
-    elapsed = time.monotonic() - t
-    jobs.unpersist()
-    ex.unpersist()
-    return elapsed, {r["kind"]: r["count"] for r in counts}
+    counts = anomaly_counts(path, {"cycles": False}, spark=spark)
+    return time.monotonic() - t, counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--python-max", type=int, default=2_000_000, help="largest size the Python checker gets")
     p.add_argument("--engines", default="python,pandas,spark")
-    p.add_argument("--limit", type=int, default=1000)
     p.add_argument("--shuffle-partitions", type=int, default=8)
     p.add_argument("--dir", default=None, help="where histories are written (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the generated histories")
@@ -104,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         if "pandas" in engines:
             print("    pandas: n/a (the queue checks do not use pandas)", flush=True)
         if "spark" in engines:
-            row["spark"], row["spark_counts"] = _spark_check(path, args.master, args.limit,
-                                                             args.shuffle_partitions)
+            row["spark"], row["spark_counts"] = _spark_check(path, args.master, args.shuffle_partitions)
             print(f"    spark ({args.master}): {row['spark']:.1f} s  {row['spark_counts']}", flush=True)
             if row.get("python_counts") is not None:
                 same = row["python_counts"] == row["spark_counts"]

@@ -179,14 +179,23 @@ def raise_if_malformed(spark: SparkSession, ops: DataFrame, limit: int = 20) -> 
                            [(m.path, m.line, m.reason) for m in first])
 
 
-def with_order(spark: SparkSession, ops: DataFrame) -> DataFrame:
+def scan_counts(ops: DataFrame) -> tuple[int, int]:
+    """``(malformed lines, valid ops without an index)`` in one pass over the input."""
+    row = ops.agg(F.count(F.col("bad")).alias("bad"),
+                  F.sum((F.col("bad").isNull() & F.col("index").isNull()).cast("long")).alias("noindex")).collect()[0]
+    return int(row["bad"] or 0), int(row["noindex"] or 0)
+
+
+def with_order(spark: SparkSession, ops: DataFrame, missing_index: int | None = None) -> DataFrame:
     """Valid ops only, with ``index`` filled in like harness.history (position among valid ops when
     missing) and an order key ``seq`` (``block``, ``rid``) that is file order within each file.
 
     Filling missing indices needs a per-split count; it is computed only when some index is missing.
     """
     valid = ops.where(F.col("bad").isNull()).drop("bad")
-    if valid.where(F.col("index").isNull()).limit(1).count() == 0:
+    if missing_index is None:
+        missing_index = valid.where(F.col("index").isNull()).limit(1).count()
+    if missing_index == 0:
         return valid
     blocks = F.broadcast(_block_table(spark, valid).select(
         "file", "block", F.col("base").alias("valid_base")))
