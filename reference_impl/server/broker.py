@@ -41,6 +41,7 @@ from reference_impl.protocol.replica_messages import AlterPartitionRequest, Alte
 from reference_impl.server import services as sv
 from reference_impl.server.bugs import is_active
 from reference_impl.server.config import NodeConfig, load_or_exit
+from reference_impl.server.config_describe import describe
 from reference_impl.server.controller_link import ControllerLink
 from reference_impl.server.fetcher import LeaderFetcher
 from reference_impl.server.replica_manager import Partition, ReplicaManager, now_ms
@@ -382,6 +383,15 @@ class BrokerServicesImpl(sv.BrokerServices):
         if producer_id >= 0 and producer_epoch >= 0:
             return sv.ProducerIdResult(Errors.NONE, producer_id, producer_epoch + 1)
         return sv.ProducerIdResult(Errors.NONE, self.b.allocate_producer_id(), 0)
+
+    async def describe_configs(self, resources: list[tuple[int, str, list[str] | None]]) -> list[sv.ConfigResourceResult]:
+        """DescribeConfigs answered here, as Kafka brokers do: this broker's own settings for its BROKER
+        resource, the metadata image's config records over its settings for a TOPIC (``config_describe``)."""
+        image = self.b.image
+        cluster = image.configs.get(("broker", ""), {})
+        return [describe(self.b.config, rt, name, keys, topic_exists=image.topic_id(name) is not None,
+                         topic_configs=image.configs.get(("topic", name), {}), cluster_configs=cluster)
+                for rt, name, keys in resources]
 
     async def forward_to_controller(self, api_key: int, api_version: int, request: bytes) -> bytes:
         """Relay an admin request to the controller (as KRaft brokers forward)."""

@@ -382,13 +382,18 @@ class ClientApiHandlers:
 
     async def handle_admin(self, request: DecodedRequest) -> ApiMessage:
         """Admin APIs: served locally with ``AdminServices``, else relayed raw to the controller."""
-        if self.admin is None:
-            return await self._forward(request)
         key = request.api_key
+        if self.admin is None:
+            local = getattr(self.broker, "describe_configs", None)
+            if key == 32 and local is not None:
+                # Kafka brokers answer DescribeConfigs themselves (a BROKER resource names the broker the
+                # client must ask); it is not one of the forwarded APIs.
+                return await self._describe_configs(request, local)
+            return await self._forward(request)
         if key == 19:
             return await self._create_topics(request)
         if key == 32:
-            return await self._describe_configs(request)
+            return await self._describe_configs(request, self.admin.describe_configs)
         if key == 43:
             return await self._elect_leaders(request)
         if key == 45:
@@ -433,13 +438,13 @@ class ClientApiHandlers:
             ],
         )
 
-    async def _describe_configs(self, request: DecodedRequest) -> ApiMessage:
+    async def _describe_configs(self, request: DecodedRequest, describe) -> ApiMessage:
         body = request.body
         resources = [
             (r.resource_type, r.resource_name, list(r.configuration_keys) if r.configuration_keys is not None else None)
             for r in body.resources
         ]
-        results = await self.admin.describe_configs(resources)
+        results = await describe(resources)
         cls = _response_class(32)
         rcls = cls.DescribeConfigsResult
         ccls = rcls.DescribeConfigsResourceResult

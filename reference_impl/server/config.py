@@ -96,6 +96,8 @@ class NodeConfig:
     inject_bug: str | None = None
     metadata_fetch_max_records: int = 5000
     unclean_recovery_strategy: str = "balanced"
+    # The keys given in the file (the rest are defaults): DescribeConfigs reports their source.
+    explicit_keys: frozenset[str] = frozenset()
 
     @property
     def elr_enabled(self) -> bool:
@@ -240,7 +242,7 @@ def config_from_properties(props: dict[str, str]) -> NodeConfig:
     values.setdefault("trace_file", os.path.join(values["log_dirs"], "trace.jsonl"))
     # A bug that acts in the other kind of process is accepted and inert here: the harness writes one
     # inject.bug setting into every node's file.
-    return NodeConfig(**values)
+    return NodeConfig(**values, explicit_keys=frozenset(props))
 
 
 def load_config(path: str | os.PathLike[str]) -> NodeConfig:

@@ -20,6 +20,7 @@ from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.records import PartitionState
 from reference_impl.server import services as sv
 from reference_impl.server.config import NodeConfig
+from reference_impl.server.config_describe import describe
 
 Change = tuple[list[Any], Any]
 
@@ -156,30 +157,11 @@ class CoreAdapter:
         return ([] if validate_only else records), result
 
     def describe_config(self, resource_type: int, name: str, keys: list[str] | None) -> sv.ConfigResourceResult:
-        """DescribeConfigs for a topic (its effective protocol settings) or a broker (the controller's)."""
-        cfg = self.node_config
-        if resource_type == sv.RESOURCE_TOPIC:
-            if name not in self.core.topics:
-                return sv.ConfigResourceResult(resource_type, name, Errors.UNKNOWN_TOPIC_OR_PARTITION)
-            values = {"min.insync.replicas": (str(self.core.min_isr(name)), 1),
-                      "unclean.leader.election.enable": (str(self.core.unclean_enabled(name)).lower(), 1)}
-        elif resource_type == sv.RESOURCE_BROKER:
-            values = {k: (str(v).lower() if isinstance(v, bool) else str(v), 4) for k, v in {
-                "min.insync.replicas": cfg.min_insync_replicas,
-                "unclean.leader.election.enable": cfg.unclean_leader_election_enable,
-                "protocol.variant": cfg.protocol_variant,
-                "reassignment.mode": cfg.reassignment_mode,
-                "reassignment.parallel.replica.count": cfg.reassignment_parallel_replica_count,
-                "reassignment.parallel.partition.count": cfg.reassignment_parallel_partition_count,
-                "reassignment.parallel.leader.movements": cfg.reassignment_parallel_leader_movements,
-                "broker.session.timeout.ms": cfg.broker_session_timeout_ms,
-                "default.replication.factor": cfg.default_replication_factor,
-                "num.partitions": cfg.num_partitions}.items()}
-        else:
-            return sv.ConfigResourceResult(resource_type, name, Errors.INVALID_REQUEST, "unsupported resource")
-        wanted = keys if keys else sorted(values)
-        entries = tuple(sv.ConfigEntry(k, values[k][0], source=values[k][1]) for k in wanted if k in values)
-        return sv.ConfigResourceResult(resource_type, name, Errors.NONE, None, entries)
+        """DescribeConfigs sent to the controller itself: a topic (its config records over this node's
+        settings) or this node's BROKER resource (its id or ""); see ``config_describe``."""
+        return describe(self.node_config, resource_type, name, keys, topic_exists=name in self.core.topics,
+                        topic_configs=self.core.configs.get(("topic", name), {}),
+                        cluster_configs=self.core.configs.get(("broker", ""), {}))
 
     def elect_leaders(self, election_type: int, partitions: list[sv.TopicPartition] | None) -> Change:
         """ElectLeaders (C10, C12)."""

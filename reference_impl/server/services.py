@@ -431,6 +431,10 @@ class BrokerServices(Protocol):
         ``transactional_id`` may be refused with a Kafka error such as TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         or UNSUPPORTED_VERSION)."""
 
+    # Optional: ``async def describe_configs(resources) -> list[ConfigResourceResult]`` (the signature of
+    # ``AdminServices.describe_configs``). A broker that has it answers DescribeConfigs itself, as Kafka
+    # brokers do; without it DescribeConfigs is forwarded like the other admin APIs.
+
     async def forward_to_controller(self, api_key: int, api_version: int, request: bytes) -> bytes:
         """Relay an admin request to the active controller and return its response.
 

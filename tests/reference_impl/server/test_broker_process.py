@@ -141,3 +141,32 @@ def test_topic_min_isr_config_overrides_the_broker_setting(single):
             producer.send("strict", value=b"refused", partition=0).get(timeout=20)
     finally:
         producer.close(5)
+
+
+def test_describe_configs_through_kafka_python_broker_and_topic(single):
+    """DescribeConfigs for a BROKER resource is answered by that broker from its own settings, and for a
+    TOPIC from the metadata; sources as Kafka reports them (kafka-python's default filter shows only
+    modified values, so the static/default ones are asked for with config_filter='all')."""
+    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+    c = single
+    admin = KafkaAdminClient(bootstrap_servers=c.bootstrap, request_timeout_ms=10000)
+    try:
+        admin.create_topics([NewTopic("dc", 1, 1, topic_configs={"min.insync.replicas": "1"})])
+        time.sleep(0.5)  # the broker answers TOPIC resources from its metadata image
+        broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
+        got = broker["broker"]["1"]
+        assert got["broker.session.timeout.ms"]["value"] == "2000"
+        assert got["broker.session.timeout.ms"]["config_source"] == "STATIC_BROKER_CONFIG"
+        assert got["min.insync.replicas"]["value"] == "1"
+        assert got["min.insync.replicas"]["config_source"] == "DEFAULT_CONFIG"
+        assert got["unclean.leader.election.enable"]["value"] == "false"
+        assert got["default.replication.factor"]["value"] == "1"
+        assert got["reassignment.mode"]["value"] == "all-at-once"
+        topic = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "dc")])  # modified only
+        assert {k: v["config_source"] for k, v in topic["topic"]["dc"].items()} == \
+            {"min.insync.replicas": "DYNAMIC_TOPIC_CONFIG"}
+        everything = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "dc")], config_filter="all")
+        assert everything["topic"]["dc"]["unclean.leader.election.enable"]["config_source"] == "DEFAULT_CONFIG"
+    finally:
+        admin.close()

@@ -69,13 +69,27 @@ class Unreachable(MemoryServices):
         raise self.exc
 
 
+class UnreachableForwardingAll(Unreachable):
+    """The same broker without a local DescribeConfigs: every admin API is forwarded."""
+
+    describe_configs = None
+
+
 @pytest.mark.parametrize(("exc", "code"), [(ConnectionError("down"), 41), (TimeoutError(), 7)])
 @pytest.mark.parametrize("api_key", [19, 32, 43, 45, 46])
 def test_forwarding_failure_becomes_a_kafka_error(exc, code, api_key):
-    handlers = ClientApiHandlers(broker=Unreachable(exc))
+    handlers = ClientApiHandlers(broker=UnreachableForwardingAll(exc))
     version = ALL_APIS[api_key].max_version if api_key != 45 else 1
     response = asyncio.run(handlers.handle_admin(decoded(api_key, min(version, 7))))
     assert set(error_codes(response)) == {code}
+
+
+def test_a_broker_with_describe_configs_answers_it_without_the_controller():
+    # Kafka brokers answer DescribeConfigs themselves: an unreachable controller does not matter.
+    handlers = ClientApiHandlers(broker=Unreachable(ConnectionError("down")))
+    response = asyncio.run(handlers.handle_admin(decoded(32, 4)))
+    assert set(error_codes(response)) == {0}
+    assert [c.name for r in response.results for c in r.configs] == ["min.insync.replicas"]
 
 
 def test_invalid_acks_is_refused_without_appending():
