@@ -1,0 +1,262 @@
+"""``ScriptedRunner``: a run whose main phase is a script of named steps instead of a random schedule.
+
+It is a ``harness.runner.Runner`` (same store layout, ``spec.json`` first, streamed ``history.jsonl``,
+merged ``trace.jsonl``, teardown on every exit path, ``check_store``, ``report.html``) with two changes:
+
+- the main phase calls the scenario's ``script(runner, run, cluster)``; the script drives clients and
+  the nemesis package one op at a time through ``send`` / ``fault`` (each recorded as an invocation and
+  a completion, so the checkers see exactly what happened) and waits on protocol states read from the
+  nodes' traces (``wait_for``); every milestone is a ``step`` with the facts observed at that moment;
+- ``_finish`` adds a ``scenario`` section to ``results.json`` (steps, decisive facts computed from the
+  stored trace, the scenario's expectation and whether it was met), puts the same facts at the top of
+  ``report.html`` and prints them with the scenario's own replay command.
+
+A step that cannot reach its state raises ``ScenarioError`` (a harness error, exit 255): the run did not
+reproduce the situation, so no verdict about the protocol can be drawn from it. An expectation that is
+not met after a complete script caps a green verdict at ``unknown`` (the fault sequence ran but the
+reproduction did not happen, e.g. the data was synced after all), while a forbidden anomaly stays
+``invalid``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import store
+from harness.history import HistoryWriter, read_history
+from harness.runner import (
+    HarnessError,
+    Runner,
+    RunOutcome,
+    _Teardown,
+    check_store,
+    checker_lines,
+    exit_code_for,
+    make_host,
+    verdict_word,
+)
+
+POLL_S = 0.2
+
+
+class ScenarioError(HarnessError):
+    """A scripted step could not bring the cluster into the state the scenario needs."""
+
+
+class ScriptedRunner(Runner):
+    """Runs one registered scenario (``harness.scenarios.Scenario``) into a new store directory."""
+
+    def __init__(self, scenario: Any, spec: dict[str, Any], store_root: Path, progress: bool = True,
+                 report: bool = True, out: Any = None):
+        super().__init__(spec, store_root, progress=progress, report=report, out=out)
+        self.scenario = scenario
+        self.steps: list[dict[str, Any]] = []
+        self.package: Any = None
+        self.cluster: Any = None
+        self.history: HistoryWriter | None = None
+        self.script_state: dict[str, Any] = {}
+
+    # -- what a script uses --------------------------------------------------------------------------
+
+    def step(self, run: Any, name: str, summary: str, **facts: Any) -> dict[str, Any]:
+        """Record a milestone: its history time, a one-line summary and the facts observed."""
+        entry = {"step": name, "time": self.history.now() if self.history else None, "summary": summary,
+                 **facts}
+        self.steps.append(entry)
+        run.log(f"step {len(self.steps)} {name}: {summary}")
+        self.say(f"kraftcheck: step {len(self.steps)} {name}: {summary}")
+        return entry
+
+    def fault(self, run: Any, f: str, value: dict[str, Any]) -> dict[str, Any]:
+        """One nemesis op through the package (recorded in the history); raise unless it took effect."""
+        completion = self.package.execute(run, {"f": f, "value": value})
+        evidence = completion.get("value") if isinstance(completion.get("value"), dict) else {}
+        if completion.get("type") != "ok" or evidence.get("effective") is False:
+            raise ScenarioError(f"{f} did not take effect: {completion.get('error') or evidence}")
+        return completion
+
+    def client_op(self, run: Any, client: Any, process: int, op: dict[str, Any], node: str | None) -> dict:
+        """Invoke ``op`` on ``client`` as ``process``; record invocation and completion; return the latter."""
+        invoke = run.history.append({"type": "invoke", "process": process, "node": node, **op})
+        try:
+            done = client.invoke(run, dict(invoke))
+        except Exception as exc:  # the client could not say: indeterminate (info), never lost
+            done = dict(invoke, type="info", error=f"{type(exc).__name__}: {exc}")
+        completion = {k: v for k, v in done.items() if k not in ("index", "time")}
+        return run.history.append(completion)
+
+    def traces(self) -> list[dict[str, Any]]:
+        """Every node's trace events so far, with raw monotonic times (compare with ``time.monotonic_ns``)."""
+        return self.cluster.collect_traces()
+
+    def wait_for(self, run: Any, what: str, probe: Callable[[], tuple[bool, Any]], timeout_s: float) -> Any:
+        """Poll ``probe() -> (done, observed)`` until done; raise ``ScenarioError`` naming ``what`` and the
+        last observation on timeout. Returns the final observation."""
+        deadline = time.monotonic() + timeout_s
+        observed: Any = None
+        while True:
+            try:
+                done, observed = probe()
+            except Exception as exc:  # a node restarting, a torn trace line: look again
+                done, observed = False, f"{type(exc).__name__}: {exc}"
+            if done:
+                return observed
+            if time.monotonic() >= deadline:
+                raise ScenarioError(f"timed out after {timeout_s:g} s waiting for {what}; last seen: {observed}")
+            time.sleep(POLL_S)
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    def _run(self, run: Any, teardown: _Teardown) -> None:
+        from harness.cluster import RefCluster
+        from nemesis.registry import build_package
+
+        spec = self.spec
+        host = make_host(spec, self.run_dir)
+        run.host = host
+        teardown.add("host", lambda: self._teardown_host(host))
+        teardown.add("run-cleanup", lambda: self._run_cleanup(run))
+        run.log(f"scenario {self.scenario.name}; host {host.name}, run id {getattr(host, 'run_id', None)}")
+        if getattr(host, "image", None):
+            spec["image"] = host.image
+            store.write_json(self.run_dir / store.SPEC, spec)
+
+        package = build_package(spec["nemesis"], seed=spec["seed"], interval_s=spec["nemesis_interval_s"])
+        self.package = package
+        teardown.add("nemesis-teardown", lambda: package.teardown(run))
+        package.setup(run)  # NemesisUnsupported (no root, no FUSE) propagates with its message
+
+        history = HistoryWriter(self.run_dir / store.HISTORY)
+        run.history = self.history = history
+        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
+        teardown.add("history", history.close)
+
+        cluster = RefCluster(host, run, ready_timeout_s=spec["recovery_timeout_s"])
+        run.cluster = self.cluster = cluster
+        teardown.add("cluster", cluster.teardown)
+        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
+        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
+        cluster.setup(spec)
+        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"])
+        # Heal on every exit path, before the nodes are stopped (teardown runs in reverse order).
+        teardown.add("nemesis-heal", lambda: self._heal_quietly(package, run))
+        self.step(run, "cluster-up", f"controller + {spec['brokers']} brokers, topic {spec['topic']} "
+                  f"RF {spec['replication_factor']} MinISR {spec['min_isr']}, variant {spec['variant']}")
+        self.scenario.script(self, run, cluster)
+        run.log("script done; final phase (heal everything, wait for recovery, read everything)")
+        self._final_phase(run, cluster, package)
+        self.step(run, "final-read", "final phase done: " + ("; ".join(self.notes) or "healed, recovered, read"))
+
+    # -- results ---------------------------------------------------------------------------------------
+
+    def replay(self) -> str:
+        """The command that repeats this scenario run."""
+        return shlex.join(scenario_argv(self.scenario.name, self.spec))
+
+    def _finish(self, run: Any, error: str | None) -> RunOutcome:
+        run_dir = self.run_dir
+        assert run_dir is not None
+        if error is not None and not error.startswith("interrupted"):
+            results = {"valid": "unknown", "harness_error": error, "checkers": {},
+                       "scenario": {"name": self.scenario.name, "steps": self.steps}}
+            store.write_json(run_dir / store.RESULTS, results)
+            self.say(f"kraftcheck: harness error: {error}")
+            self.say(f"kraftcheck: store {run_dir}  (see harness.log)")
+            self.say(f"kraftcheck: replay: {self.replay()}")
+            return RunOutcome(run_dir, 255, results, error)
+        run.log("teardown done; checking")
+        results = check_store(run_dir, self.spec, self.notes)
+        section = self.scenario_section(run_dir, results)
+        results["scenario"] = section
+        if not section["expectation_met"] and error is None:
+            notes = results.setdefault("harness_notes", [])
+            notes.append(f"scenario expectation not met: {section['expectation']}")
+            if results.get("valid") is True:
+                results["valid"] = "unknown"
+        store.write_json(run_dir / store.RESULTS, results)
+        run.log(f"checked: valid={results.get('valid')}")
+        report_path = None
+        if self.report:
+            try:
+                report_path = write_scenario_report(run_dir, section)
+            except Exception as exc:
+                run.log(f"report failed: {type(exc).__name__}: {exc}")
+        valid = results.get("valid")
+        for line in section["lines"]:
+            self.say(f"kraftcheck: {line}")
+        self.say(f"kraftcheck: verdict {verdict_word(valid)}")
+        for line in checker_lines(results):
+            self.say(f"kraftcheck:   {line}")
+        for note in results.get("harness_notes", []):
+            self.say(f"kraftcheck:   note: {note}")
+        self.say(f"kraftcheck: results {run_dir / store.RESULTS}")
+        if report_path is not None:
+            self.say(f"kraftcheck: report {report_path}")
+        self.say(f"kraftcheck: replay: {self.replay()}")
+        return RunOutcome(run_dir, exit_code_for(valid), results, error)
+
+    def scenario_section(self, run_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
+        """``results["scenario"]``: steps, the scenario's decisive facts and its expectation verdict."""
+        from checkers.analysis import read_trace
+
+        trace_path = run_dir / store.TRACE
+        events = read_trace(trace_path, []) if trace_path.is_file() else []
+        history_path = run_dir / store.HISTORY
+        ops = read_history(history_path).ops if history_path.is_file() else []
+        judged = self.scenario.judge(self.spec, self.steps, ops, events, results)
+        return {"name": self.scenario.name, "recipe": self.scenario.recipe, "variant": self.spec["variant"],
+                "steps": self.steps, **judged}
+
+
+def scenario_argv(name: str, spec: dict[str, Any]) -> list[str]:
+    """``kraftcheck scenario NAME --backend B --variant V --seed N`` for a spec."""
+    return ["kraftcheck", "scenario", name, "--backend", str(spec["backend"]), "--variant", str(spec["variant"]),
+            "--seed", str(spec["seed"])]
+
+
+def scenario_html(section: dict[str, Any]) -> str:
+    """The report's scenario block: expectation, decisive facts and the step timeline."""
+    esc = html.escape
+    met = section.get("expectation_met")
+    color = "#1a7f37" if met else "#cf222e"
+    parts = [f"<h2>Scenario: {esc(str(section.get('name')))} ({esc(str(section.get('variant')))})</h2>",
+             f"<p>{esc(str(section.get('recipe', '')))}</p>",
+             f"<p style='color:{color}'><b>Expectation {'met' if met else 'NOT met'}:</b> "
+             f"{esc(str(section.get('expectation', '')))}</p>"]
+    if section.get("label"):
+        parts.append(f"<p><b>{esc(str(section['label']))}</b></p>")
+    facts = section.get("facts") or {}
+    if facts:
+        parts.append("<h3>Decisive facts</h3><table>")
+        for key, value in facts.items():
+            shown = value if isinstance(value, str) else json.dumps(value, default=str)
+            parts.append(f"<tr><th>{esc(key)}</th><td><code>{esc(shown)}</code></td></tr>")
+        parts.append("</table>")
+    parts.append("<h3>Steps</h3><table><tr><th>#</th><th>t (s)</th><th>step</th><th>what happened</th></tr>")
+    for i, entry in enumerate(section.get("steps") or [], start=1):
+        t = entry.get("time")
+        shown_t = f"{t / 1e9:.2f}" if isinstance(t, int | float) else ""
+        parts.append(f"<tr><td>{i}</td><td>{shown_t}</td><td>{esc(str(entry.get('step')))}</td>"
+                     f"<td>{esc(str(entry.get('summary')))}</td></tr>")
+    parts.append("</table>")
+    return "\n".join(parts)
+
+
+def write_scenario_report(run_dir: Path, section: dict[str, Any]) -> Path:
+    """The normal run report with the scenario block above its configuration table."""
+    from reports.run_report import write_report
+
+    path = write_report(run_dir)
+    text = path.read_text(encoding="utf-8")
+    marker = "<h2>Configuration</h2>"
+    block = scenario_html(section)
+    text = text.replace(marker, block + "\n" + marker, 1) if marker in text else text.replace(
+        "</body>", block + "</body>", 1)
+    path.write_text(text, encoding="utf-8")
+    return path
