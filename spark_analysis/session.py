@@ -118,6 +118,7 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
         if master.startswith("local") or _loopback_master(master):
             # Only loopback traffic on a shared machine (and executors must reach the driver there).
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = (builder.config("spark.driver.host", "127.0.0.1")
                        .config("spark.driver.bindAddress", "127.0.0.1"))
         if driver_memory:
