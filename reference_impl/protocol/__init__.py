@@ -68,8 +68,11 @@ K4    ``Controller.register_broker`` (marker epoch != previous epoch) ->
       ``PartitionChangeBuilder.set_unclean_shutdown_replicas``
 K5    ``elr.next_elr`` (LKELR upkeep and clearing)
 K6    ``partition_change.reassignment_completion`` (MinISR); HWM/acks gating is L4/L1 on the replica side
-K7    ``elr.balanced_recovery_leader``, ``Controller.balanced_unclean_recovery`` (``balanced`` strategy only;
-      ``proactive`` and ``manual`` are not implemented)
+K7    ``Controller.unclean_recovery_candidates`` (whom to ask, per strategy) + ``Controller.unclean_recovery``
+      (``ControllerConfig.unclean_recovery_strategy``): ``balanced`` -> ``balanced_unclean_recovery`` /
+      ``elr.balanced_recovery_leader``; ``proactive`` -> ``elr.proactive_recovery_leader``; ``manual``
+      never elects by itself (the operator's unclean ``elect_leaders``). The server does not yet send
+      GetReplicaLogInfo, so no strategy runs automatically in the processes
 K8    a consequence of ``elr.next_elr``; tested (scenario 22), checked as I8 by the checkers
 K9    explanatory (no code): why K1-K5 together fix 5.1
 K10   explanatory (no code): the availability cost; visible as a leaderless partition in the model

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .elr import balanced_recovery_leader, elr_invariant_violations
+from .elr import balanced_recovery_leader, elr_invariant_violations, proactive_recovery_leader
 from .errors import OK, Errors, InvariantViolation, KafkaError, error
 from .partition_change import CompletionRule, Election, PartitionChangeBuilder, preview
 from .reassignment import (
@@ -76,6 +76,9 @@ PARALLEL_LEADERS = "reassignment.parallel.leader.movements"
 INT_MAX = 2**31 - 1
 
 
+UNCLEAN_RECOVERY_STRATEGIES = ("balanced", "proactive", "manual")
+
+
 @dataclass
 class ControllerConfig:
     """Static controller configuration (dynamic overrides arrive as ``ConfigRecord``s)."""
@@ -90,6 +93,12 @@ class ControllerConfig:
     parallel_partition_count: int = INT_MAX
     parallel_leader_movements: int = INT_MAX
     reject_target_below_min_isr: bool = True  # C16 [T]: target RF >= MinISR
+    unclean_recovery_strategy: str = "balanced"  # K7: balanced | proactive | manual (KIP-966 only)
+
+    def __post_init__(self) -> None:
+        if self.unclean_recovery_strategy not in UNCLEAN_RECOVERY_STRATEGIES:
+            raise ValueError(f"unknown unclean.recovery.strategy {self.unclean_recovery_strategy!r}; "
+                             f"expected one of {', '.join(UNCLEAN_RECOVERY_STRATEGIES)}")
 
 
 @dataclass
@@ -815,10 +824,71 @@ class Controller:
         if leader is None:
             return ControllerResult([], error(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
                                               "waiting for every last-known-ELR member (K7)"))
-        record = PartitionChangeRecord(info.topic_id, tp[1], leader=leader, isr=(leader,), elr=(),
-                                       last_known_elr=(), leader_recovery_state=RECOVERING,
-                                       leader_epoch_bump=True)
-        return ControllerResult([record], OK)
+        return ControllerResult([self._recovery_record(info.topic_id, tp[1], leader)], OK)
+
+    def unclean_recovery_candidates(self, tp: TopicPartition) -> list[int]:
+        """K7: the replicas to ask for their ``(last epoch, end offset)`` (GetReplicaLogInfo) before an
+        unclean recovery of ``tp`` under the configured strategy; empty when no recovery is due.
+
+        ``balanced``: only a leaderless partition with ISR = ELR = ∅; every LKELR member is asked (and all
+        must answer). ``proactive``: also a leaderless partition whose ISR is empty and whose ELR members
+        are all ineligible (fenced or shutting down: K3 cannot elect); every live replica is asked.
+        ``manual``: never (the operator runs an unclean ElectLeaders). Without KIP-966: never (C12 applies).
+        """
+        info = self._topic(tp[0])
+        if not self.config.elr_enabled or info is None or tp[1] not in info.partitions:
+            return []
+        p = info.partitions[tp[1]]
+        if p.leader != NO_LEADER or p.isr:
+            return []
+        strategy = self.config.unclean_recovery_strategy
+        acceptable = self._acceptor()
+        if strategy == "balanced":
+            return [] if p.elr else list(p.last_known_elr)
+        if strategy == "proactive":
+            if any(acceptable(r) for r in p.elr):
+                return []  # K3 elects an ELR member: nothing unclean about it
+            return [r for r in p.replicas if acceptable(r)]
+        return []  # manual
+
+    def unclean_recovery(self, tp: TopicPartition, replies: Mapping[int, tuple[int, int]],
+                         window_closed: bool = False) -> ControllerResult:
+        """K7 under ``unclean.recovery.strategy``: elect from the answers of the replicas named by
+        ``unclean_recovery_candidates``. ``balanced`` waits for every LKELR member
+        (``balanced_unclean_recovery``); ``proactive`` takes the best live answer once every live replica
+        answered or ``window_closed``; ``manual`` never elects here. The new leader is the ISR alone,
+        RECOVERING, ELR/LKELR cleared; the election is always possible data loss. Response: KafkaError
+        (ELIGIBLE_LEADERS_NOT_AVAILABLE while waiting or under ``manual``; ELECTION_NOT_NEEDED when the
+        strategy has nothing to recover)."""
+        strategy = self.config.unclean_recovery_strategy
+        if strategy == "balanced":
+            return self.balanced_unclean_recovery(tp, replies)
+        info = self._topic(tp[0])
+        if info is None or tp[1] not in info.partitions:
+            return ControllerResult([], error(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+        if strategy == "manual":
+            return ControllerResult([], error(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                                              "unclean.recovery.strategy=manual: waiting for an operator's "
+                                              "unclean election (K7)"))
+        asked = self.unclean_recovery_candidates(tp)
+        if not asked and info.partitions[tp[1]].leader != NO_LEADER:
+            return ControllerResult([], error(Errors.ELECTION_NOT_NEEDED, "the partition has a leader"))
+        acceptable = self._acceptor()
+        p = info.partitions[tp[1]]
+        if p.isr or any(acceptable(r) for r in p.elr):
+            return ControllerResult([], error(Errors.ELECTION_NOT_NEEDED, "ISR or ELR can still elect (K3)"))
+        leader = proactive_recovery_leader(asked, dict(replies), [r for r in p.replicas if acceptable(r)],
+                                           window_closed)
+        if leader is None:
+            return ControllerResult([], error(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                                              "waiting for the live replicas' answers (K7 proactive)"))
+        return ControllerResult([self._recovery_record(info.topic_id, tp[1], leader)], OK)
+
+    def _recovery_record(self, topic_id: str, partition_id: int, leader: int) -> PartitionChangeRecord:
+        """K7: the recovered leader leads alone, RECOVERING, with ELR and LKELR cleared (a new LE)."""
+        return PartitionChangeRecord(topic_id, partition_id, leader=leader, isr=(leader,), elr=(),
+                                     last_known_elr=(), leader_recovery_state=RECOVERING,
+                                     leader_epoch_bump=True)
 
     def clear_elr(self, partitions: Iterable[TopicPartition] | None = None) -> ControllerResult:
         """Empty ELR and LKELR (Kafka's ClearElrRecord, e.g. when the ELR feature is turned off)."""

@@ -97,3 +97,24 @@ def balanced_recovery_leader(
     if not candidates:
         return None
     return max(candidates, key=lambda r: (replies[r], -list(last_known_elr).index(r)))
+
+
+def proactive_recovery_leader(
+    asked: Sequence[int], replies: dict[int, tuple[int, int]], acceptable: Iterable[int], window_closed: bool,
+) -> int | None:
+    """K7 ``proactive`` unclean recovery: every live replica was asked for its ``(last epoch, end offset)``;
+    once all of ``asked`` answered, or the short answer window closed, the live replica with the highest
+    pair leads (ties: the earlier in ``asked``, i.e. replica order).
+
+    Returns None while answers are pending and the window is open, or when no live replica answered. It
+    trades completeness for availability (a replica that did not answer in time may hold more), so the
+    election is always reported as possible data loss.
+    """
+    if not window_closed and any(r not in replies for r in asked):
+        return None
+    live = set(acceptable)
+    candidates = [r for r in asked if r in replies and r in live]
+    if not candidates:
+        return None
+    order = list(asked)
+    return max(candidates, key=lambda r: (replies[r], -order.index(r)))

@@ -59,7 +59,8 @@ class CoreAdapter:
             incremental_reassignment=config.reassignment_mode == "incremental",
             parallel_replica_count=config.reassignment_parallel_replica_count,
             parallel_partition_count=config.reassignment_parallel_partition_count,
-            parallel_leader_movements=config.reassignment_parallel_leader_movements))
+            parallel_leader_movements=config.reassignment_parallel_leader_movements,
+            unclean_recovery_strategy=config.unclean_recovery_strategy))
         self.rng = random.Random(os.urandom(16))
 
     # ------------------------------------------------------------------ replay and queries

@@ -125,3 +125,20 @@ def test_bug_list_is_documented():
         bugs.is_active(None, "nope")
     assert len(bugs.describe().splitlines()) == len(bugs.BUGS)
     assert os.path.basename(bugs.__file__) == "bugs.py"
+
+
+def test_unclean_recovery_strategy_and_metadata_pull_size_keys(tmp_path):
+    from reference_impl.server.config import ConfigError, config_from_properties
+    from reference_impl.server.controller_core import CoreAdapter
+
+    base = {"node.id": "0", "process.roles": "controller", "listeners": "127.0.0.1:9093",
+            "log.dirs": str(tmp_path)}
+    cfg = config_from_properties(dict(base, **{"unclean.recovery.strategy": "proactive",
+                                               "metadata.fetch.max.records": "7"}))
+    assert (cfg.unclean_recovery_strategy, cfg.metadata_fetch_max_records) == ("proactive", 7)
+    assert CoreAdapter(cfg, False).core.config.unclean_recovery_strategy == "proactive"
+    assert config_from_properties(base).unclean_recovery_strategy == "balanced"
+    with pytest.raises(ConfigError, match="unclean.recovery.strategy"):
+        config_from_properties(dict(base, **{"unclean.recovery.strategy": "eager"}))
+    with pytest.raises(ConfigError, match="metadata.fetch.max.records"):
+        config_from_properties(dict(base, **{"metadata.fetch.max.records": "0"}))
