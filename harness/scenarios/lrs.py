@@ -184,14 +184,23 @@ def acked_values(ops: list[dict[str, Any]]) -> list[list[Any]]:
             and isinstance(op.get("process"), int)]
 
 
+def nemesis_invoke_time(ops: list[dict[str, Any]], f: str, default: int | None) -> int | None:
+    """History time of the first nemesis invocation of ``f`` (``default`` when there is none)."""
+    for op in ops:
+        if op.get("process") == "nemesis" and op.get("type") == "invoke" and op.get("f") == f:
+            return op.get("time")
+    return default
+
+
 def judge(spec: dict[str, Any], steps: list[dict[str, Any]], ops: list[dict[str, Any]],
           events: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
     """Decisive facts (from the stored history and trace) and whether the variant's expectation held."""
     variant = spec["variant"]
     topic = spec["topic"]
+    # A fault begins at its invocation (the completion waits for probes and restarts).
     times = {s["step"]: s.get("time") for s in steps}
-    crash_t = times.get("power-loss-leader")
-    heal_t = times.get("heal-partition")
+    crash_t = nemesis_invoke_time(ops, "power-loss", times.get("power-loss-leader"))
+    heal_t = nemesis_invoke_time(ops, "stop-partition", times.get("heal-partition"))
     roles_step = next((s for s in steps if s["step"] == "roles"), {})
     leader = roles_step.get("leader")
     acked = acked_values(ops)
@@ -249,7 +258,8 @@ def judge(spec: dict[str, Any], steps: list[dict[str, Any]], ops: list[dict[str,
     if label:
         lines.append(label)
     for key in ("ISR before the crash", "ELR before the crash", "elections after the crash",
-                "LEO of the elected leader when it took over", "acknowledged and lost"):
+                "LEO of the elected leader when it took over", "truncations after the heal",
+                "acknowledged and lost"):
         if key in facts:
             lines.append(f"  {key}: {facts[key]}")
     return {"expectation": expectation, "expectation_met": bool(met), "label": label, "facts": facts,
