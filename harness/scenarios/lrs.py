@@ -241,6 +241,15 @@ def judge(spec: dict[str, Any], steps: list[dict[str, Any]], ops: list[dict[str,
 
     queue = (results.get("checkers") or {}).get("queue") or {}
     profile_status = ((results.get("profile") or {}).get("statuses") or {}).get("lost-write")
+    # The same history judged as an ordinary run (not marked as a reproduction): what the guarantee
+    # profile says about this loss in any run with this configuration and these faults.
+    from checkers.profiles import derive_profile
+
+    ordinary = {k: v for k, v in spec.items() if k not in ("scenario", "test_name")}
+    general = derive_profile(ordinary, ops, read_done)
+    facts["guarantee profile for acked-write loss"] = {
+        "this reproduction": profile_status, "an ordinary run with these faults": general["statuses"]["lost-write"],
+        "why": general["reasons"]["lost-write"]}
     loss_kinds = [k for k in queue.get("anomaly_types") or [] if k in ("lost-write", "acked-unreadable", "unseen")]
     lines = []
     if variant == "v3.5":
@@ -248,7 +257,8 @@ def judge(spec: dict[str, Any], steps: list[dict[str, Any]], ops: list[dict[str,
                        "shorter log and the followers truncate to it")
         met = read_done and bool(lost) and bool(loss_kinds) and (not won or won[0]["leader"] == leader)
         label = ("KNOWN ISSUE: Last Replica Standing (PROTOCOL.md 5.1; I1, I6, I7, I13) - acknowledged writes "
-                 f"lost by design of v3.5; guarantee profile status: {profile_status}") if lost else None
+                 f"lost by design of v3.5; guarantee profile: {profile_status} in this reproduction, "
+                 f"{general['statuses']['lost-write']} in any other v3.5 run with lossy faults") if lost else None
     else:
         expectation = "no acknowledged write lost: an ELR member is elected after the heal (K3, K9); verdict valid"
         met = read_done and not lost and not loss_kinds and results.get("valid") is True
