@@ -276,3 +276,61 @@ def test_report_block_shows_expectation_facts_and_steps():
     block = scenario_html(section)
     assert "Expectation met" in block and "KNOWN ISSUE: LRS" in block
     assert "ISR before the crash" in block and "2.50" in block and "X &lt;acked&gt;" in block
+
+
+# -- the scripted runner's helpers ----------------------------------------------------------------------------
+
+
+class _Run:
+    def __init__(self):
+        self.lines = []
+
+    def log(self, message):
+        self.lines.append(message)
+
+
+def scripted_runner(tmp_path):
+    import io
+
+    from harness.scenarios.script import ScriptedRunner
+
+    spec = {"backend": "local", "variant": "v3.5", "seed": 3, "test_name": "last-replica-standing"}
+    return ScriptedRunner(scenarios.get("lrs"), spec, tmp_path, progress=False, report=False, out=io.StringIO())
+
+
+def test_wait_for_returns_the_observation_or_names_what_it_waited_for(tmp_path):
+    from harness.scenarios.script import ScenarioError
+
+    runner, run = scripted_runner(tmp_path), _Run()
+    seen = iter([(False, "isr [1,2,3]"), (True, "isr [1]")])
+    assert runner.wait_for(run, "the ISR to shrink", lambda: next(seen), 5) == "isr [1]"
+
+    def flaky():
+        raise OSError("trace file not there yet")
+
+    with pytest.raises(ScenarioError, match=r"waiting for the ISR to shrink; last seen: OSError: trace file"):
+        runner.wait_for(run, "the ISR to shrink", flaky, 0.3)
+
+
+def test_steps_are_recorded_logged_and_printed(tmp_path):
+    runner, run = scripted_runner(tmp_path), _Run()
+    entry = runner.step(run, "produce", "X acknowledged", acked=[[0, 1]])
+    assert entry == {"step": "produce", "time": None, "summary": "X acknowledged", "acked": [[0, 1]]}
+    assert runner.steps == [entry]
+    assert "step 1 produce: X acknowledged" in run.lines[0]
+    assert "kraftcheck: step 1 produce: X acknowledged" in runner.out.getvalue()
+    assert runner.replay() == "kraftcheck scenario last-replica-standing --backend local --variant v3.5 --seed 3"
+
+
+def test_a_fault_that_did_not_take_effect_stops_the_script(tmp_path):
+    from harness.scenarios.script import ScenarioError
+
+    runner, run = scripted_runner(tmp_path), _Run()
+
+    class Package:
+        def execute(self, run, op):
+            return {**op, "type": "ok", "value": {"effective": False, "probes_during": {"b2->controller": "refused"}}}
+
+    runner.package = Package()
+    with pytest.raises(ScenarioError, match="start-partition did not take effect"):
+        runner.fault(run, "start-partition", {"edges": [["b2", "controller"]]})
