@@ -77,7 +77,6 @@ def script(runner: Any, run: Any, cluster: Any) -> None:
     leader, followers = roles(cluster, topic)
     lnode = cluster.broker_node(leader)
     fnodes = [cluster.broker_node(f) for f in followers]
-    runner.script_state.update(leader=leader, followers=followers)
 
     def ctl_state(before: int | None = None) -> dict[str, Any] | None:
         return observe.controller_state(runner.traces(), topic, 0, before)

@@ -60,12 +60,13 @@ class ScriptedRunner(Runner):
         self.package: Any = None
         self.cluster: Any = None
         self.history: HistoryWriter | None = None
-        self.script_state: dict[str, Any] = {}
 
     # -- what a script uses --------------------------------------------------------------------------
 
     def step(self, run: Any, name: str, summary: str, **facts: Any) -> dict[str, Any]:
-        """Record a milestone: its history time, a one-line summary and the facts observed."""
+        """Record a milestone: its history time (when it was reached, i.e. after the ops that brought it
+        about completed; a fault's start is its invocation in the history), a one-line summary and the
+        facts observed."""
         entry = {"step": name, "time": self.history.now() if self.history else None, "summary": summary,
                  **facts}
         self.steps.append(entry)
