@@ -31,7 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="protocol variant (default: the scenario's first, v3.5 for last-replica-standing)")
     p.add_argument("--seed", type=int, help="seed (default: random, printed)")
     p.add_argument("--store", metavar="DIR", help="store root (default $KRAFTCHECK_STORE or ./store)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar in the final phase")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     return p
 
@@ -99,7 +98,7 @@ def main(argv: list[str]) -> int:
     from harness import store
     from harness.scenarios.script import ScriptedRunner
 
-    runner = ScriptedRunner(scenario, spec, store.store_root(args.store), progress=not args.no_progress,
+    runner = ScriptedRunner(scenario, spec, store.store_root(args.store), progress=False,
                             report=not args.no_report)
     return runner.execute().exit_code
 
