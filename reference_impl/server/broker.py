@@ -9,9 +9,11 @@ module owns the sockets, files, timers and signals:
    tails are cut and traced as ``recovered``), listen for clients, register with the controller (B1,
    retrying with the same incarnation, C3).
 2. Run: pull the controller's metadata log and apply it batch by batch (T1-T7 through the replicas, fetcher
-   changes through ``fetcher``); heartbeat (want_fence until caught up to its own registration, B2; the
-   controller unfences, C5); run the ISR loop (``maybe_change_isr`` -> AlterPartition -> L16); flush per
-   ``flush.ms`` and checkpoint HWMs once a second.
+   changes through ``fetcher``), except that everything up to the broker's own registration is held and
+   applied as one batch (``InitialCatchUp``, B2), so a restart never acts on an old state of the log;
+   heartbeat (want_fence until caught up to its own registration, B2; the controller unfences, C5); run
+   the ISR loop (``isr_round``: ``maybe_change_isr`` with the image's ineligible brokers and broker
+   epochs -> AlterPartition -> L16); flush per ``flush.ms`` and checkpoint HWMs once a second.
 3. SIGTERM: controlled shutdown (C8/C9: heartbeats with want_shutdown until the controller says it may
    stop), then flush and close every log, write the clean-shutdown marker (B4, K4) and exit 0. SIGKILL is a
    crash: nothing is written, so the next start registers as unclean.

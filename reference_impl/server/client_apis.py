@@ -5,9 +5,10 @@ Each handler translates a kafka-python request object into calls on ``services.B
 version. No handler holds state. The same class serves two kinds of node:
 
 - a broker: ``ClientApiHandlers(broker=services)``: data-plane APIs locally; admin APIs (CreateTopics,
-  DescribeConfigs, ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments) are relayed raw to
-  the controller with ``forward_to_controller`` (KRaft brokers forward the same way), so kafka-python's
-  KafkaAdminClient works against whatever node Metadata names as ``controller_id``;
+  ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments) are relayed raw to the controller
+  with ``forward_to_controller`` (KRaft brokers forward the same way), so kafka-python's KafkaAdminClient
+  works against whatever node Metadata names as ``controller_id``. DescribeConfigs is answered locally when
+  the services offer ``describe_configs`` (Kafka brokers answer it themselves), else forwarded too;
 - the controller: ``ClientApiHandlers(admin=services)``: ApiVersions plus the admin APIs, served locally.
 
 ``build_server`` assembles a ``wire.WireServer`` from these handlers plus any inter-node handlers a

@@ -11,7 +11,8 @@ machinery (BrokerRegistration 62, BrokerHeartbeat 63, AlterPartition 56, and kra
 - ``server.WireServer`` serves one request at a time per connection, so responses come back in request
   order (pipelining clients such as librdkafka rely on it) and produce requests on one connection append
   in order. Oversized frames are refused before their body is read; malformed frames close only their
-  connection; handler failures become UNKNOWN_SERVER_ERROR. A node never dies of input.
+  connection; an unknown API key or unserved version is answered with UNSUPPORTED_VERSION and the
+  connection stays open; handler failures become UNKNOWN_SERVER_ERROR. A node never dies of input.
 - ``client.WireClient`` is the matching pipelined client for node-to-node calls, with correlation ids and
   per-request timeouts (a timeout closes the connection so a late reply can never be misattributed).
 - ``records`` parses v2 record-batch headers, verifies CRC-32C and stamps base offsets / leader epochs
