@@ -128,7 +128,8 @@ T*    materialization and classification: ``metadata_image.MetadataImage.apply_b
       ``MetadataDelta.transitions_for``, ``metadata_image.classify`` (scenario 25)
 B1    ``broker.BrokerLifecycle.start`` (incarnation from the caller's rng, K4 marker epoch)
 B2    ``broker.BrokerLifecycle.recovery_complete`` / ``build_heartbeat`` (want_fence until caught up to its
-      own registration) / ``handle_heartbeat_response`` (RECOVERY -> RUNNING on unfence)
+      own registration) / ``handle_heartbeat_response`` (RECOVERY -> RUNNING on unfence);
+      ``metadata_image.InitialCatchUp`` (no role taken before the image reaches the registration)
 B3    consequence of C3 + T-rules: a restarted replica is a follower outside the ISR until L15 (replica tests)
 B4    ``broker.BrokerLifecycle.shutdown_complete`` (marker epoch), ``PartitionReplica.shutdown`` (flush,
       HWM checkpoint, nacks); ``crash`` for unclean stops; page-cache loss is the server's/FUSE's business
