@@ -121,10 +121,12 @@ class _Teardown:
         self._done = False
 
     def add(self, name: str, action: Any) -> None:
+        """Register ``action`` under ``name``; actions run in reverse order of registration."""
         with self._lock:
             self._actions.append((name, action))
 
     def run(self, log: Any = None) -> None:
+        """Run the actions newest first, on the first call only; a failing action is logged, the rest still run."""
         with self._lock:
             if self._done:
                 return
@@ -297,23 +299,53 @@ class Runner:
             atexit.unregister(atexit_hook)
         return self._finish(run, error)
 
-    def _run(self, run: RunContext, teardown: _Teardown) -> None:
-        from harness.cluster import RefCluster
-        from harness.interpreter import Interpreter
-        from harness.progress import RunProgress
-        from workloads import queue
-
+    def _open_host(self, run: RunContext, teardown: _Teardown, label: str = "") -> Any:
+        """Create the spec's host, register its teardown (and the run's cleanups, which need it) and record
+        the image tag in ``spec.json``. Shared by the random and the scripted runner. Returns the host."""
         spec = self.spec
         host = make_host(spec, self.run_dir)
         run.host = host
         teardown.add("host", lambda: self._teardown_host(host))
         teardown.add("run-cleanup", lambda: self._run_cleanup(run))
-        run.log(f"host {host.name}, run id {getattr(host, 'run_id', None)}")
+        run.log(f"{label}host {host.name}, run id {getattr(host, 'run_id', None)}")
         if getattr(host, "image", None):
             # The image tag is a hash of its inputs: record it so a replay can tell if the image changed.
             spec["image"] = host.image
             store.write_json(self.run_dir / store.SPEC, spec)
             run.log(f"image {host.image}")
+        return host
+
+    def _open_cluster(self, run: RunContext, teardown: _Teardown) -> tuple[HistoryWriter, Any]:
+        """Open the streamed history (and its clock record), start the cluster on ``run.host`` and create
+        the spec's topic, registering the teardown of each. Shared by the random and the scripted runner.
+        Returns ``(history, cluster)``."""
+        from harness.cluster import RefCluster
+
+        spec = self.spec
+        history = HistoryWriter(self.run_dir / store.HISTORY)
+        run.history = history
+        # The history's clock origin, so that node traces can be rebased even if this process dies.
+        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
+        teardown.add("history", history.close)
+
+        cluster = RefCluster(run.host, run, ready_timeout_s=spec["recovery_timeout_s"])
+        run.cluster = cluster
+        # Collect evidence before the nodes are stopped, whatever happened; then stop them.
+        teardown.add("cluster", cluster.teardown)
+        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
+        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
+        cluster.setup(spec)
+        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"])
+        run.log(f"cluster ready: {','.join(cluster.bootstrap_servers())}")
+        return history, cluster
+
+    def _run(self, run: RunContext, teardown: _Teardown) -> None:
+        from harness.interpreter import Interpreter
+        from harness.progress import RunProgress
+        from workloads import queue
+
+        spec = self.spec
+        self._open_host(run, teardown)
 
         package = None
         if spec["nemesis"]:
@@ -323,21 +355,7 @@ class Runner:
             teardown.add("nemesis-teardown", lambda: package.teardown(run))
             package.setup(run)  # NemesisUnsupported propagates with its message: a harness error
 
-        history = HistoryWriter(self.run_dir / store.HISTORY)
-        run.history = history
-        # The history's clock origin, so that node traces can be rebased even if this process dies.
-        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
-        teardown.add("history", history.close)
-
-        cluster = RefCluster(host, run, ready_timeout_s=spec["recovery_timeout_s"])
-        run.cluster = cluster
-        # Collect evidence before the nodes are stopped, whatever happened; then stop them.
-        teardown.add("cluster", cluster.teardown)
-        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
-        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
-        cluster.setup(spec)
-        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"])
-        run.log(f"cluster ready: {','.join(cluster.bootstrap_servers())}")
+        history, cluster = self._open_cluster(run, teardown)
 
         if package is not None:
             # Heal on every exit path, before the nodes are stopped (teardown runs in reverse order).

@@ -38,7 +38,6 @@ from harness.runner import (
     check_store,
     checker_lines,
     exit_code_for,
-    make_host,
     verdict_word,
 )
 
@@ -115,36 +114,18 @@ class ScriptedRunner(Runner):
     # -- the run ---------------------------------------------------------------------------------------
 
     def _run(self, run: Any, teardown: _Teardown) -> None:
-        from harness.cluster import RefCluster
         from nemesis.registry import build_package
 
         spec = self.spec
-        host = make_host(spec, self.run_dir)
-        run.host = host
-        teardown.add("host", lambda: self._teardown_host(host))
-        teardown.add("run-cleanup", lambda: self._run_cleanup(run))
-        run.log(f"scenario {self.scenario.name}; host {host.name}, run id {getattr(host, 'run_id', None)}")
-        if getattr(host, "image", None):
-            spec["image"] = host.image
-            store.write_json(self.run_dir / store.SPEC, spec)
+        self._open_host(run, teardown, label=f"scenario {self.scenario.name}; ")
 
         package = build_package(spec["nemesis"], seed=spec["seed"], interval_s=spec["nemesis_interval_s"])
         self.package = package
         teardown.add("nemesis-teardown", lambda: package.teardown(run))
         package.setup(run)  # NemesisUnsupported (no root, no FUSE) propagates with its message
 
-        history = HistoryWriter(self.run_dir / store.HISTORY)
-        run.history = self.history = history
-        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
-        teardown.add("history", history.close)
-
-        cluster = RefCluster(host, run, ready_timeout_s=spec["recovery_timeout_s"])
-        run.cluster = self.cluster = cluster
-        teardown.add("cluster", cluster.teardown)
-        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
-        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
-        cluster.setup(spec)
-        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"])
+        self.history, self.cluster = self._open_cluster(run, teardown)
+        cluster = self.cluster
         # Heal on every exit path, before the nodes are stopped (teardown runs in reverse order).
         teardown.add("nemesis-heal", lambda: self._heal_quietly(package, run))
         self.step(run, "cluster-up", f"controller + {spec['brokers']} brokers, topic {spec['topic']} "
