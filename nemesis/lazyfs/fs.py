@@ -37,6 +37,7 @@ class LazyFS(fuse.Operations):
 
     # -- metadata ------------------------------------------------------------------------------
     def getattr(self, path, fh=None):
+        """Stat a backing path, with a regular file's size as readers see it (pending writes and truncates included); the control files are fixed entries."""
         if path in (CTL, STATUS):
             size = len(self.status()) if path == STATUS else 0
             return {"st_mode": 0o100666, "st_nlink": 1, "st_size": size, "st_uid": 0, "st_gid": 0,
@@ -53,52 +54,63 @@ class LazyFS(fuse.Operations):
         return out
 
     def readdir(self, path, fh):
+        """List the backing directory (the control files are not listed); unsynced state does not enter names."""
         return [".", "..", *os.listdir(self._real(path))]
 
     def mkdir(self, path, mode):
+        """Create the directory in the backing tree at once (metadata is not held back)."""
         os.mkdir(self._real(path), mode)
         return 0
 
     def rmdir(self, path):
+        """Remove the backing directory at once (metadata is not held back)."""
         os.rmdir(self._real(path))
         return 0
 
     def unlink(self, path):
+        """Remove the backing file at once and forget its unsynced data."""
         real = self._real(path)
         os.unlink(real)
         self.cache.forget(real)
         return 0
 
     def rename(self, old, new):
+        """Rename in the backing tree at once; the file's unsynced data moves with it."""
         os.rename(self._real(old), self._real(new))
         self.cache.rename(self._real(old), self._real(new))
         return 0
 
     def chmod(self, path, mode):
+        """Change the backing file's mode at once; no unsynced state involved."""
         os.chmod(self._real(path), mode)
         return 0
 
     def chown(self, path, uid, gid):
+        """Change the backing file's owner at once; no unsynced state involved."""
         os.chown(self._real(path), uid, gid)
         return 0
 
     def utimens(self, path, times=None):
+        """Set the backing file's times at once (ignored for the control files); no unsynced state involved."""
         if path not in (CTL, STATUS):
             os.utime(self._real(path), ns=times) if times else os.utime(self._real(path))
         return 0
 
     def statfs(self, path):
+        """File-system counters of the backing directory's file system; unsynced bytes are not counted."""
         st = os.statvfs(self.backing)
         return {k: getattr(st, k) for k in ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail",
                                             "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")}
 
     # -- data ----------------------------------------------------------------------------------
     def create(self, path, mode, fi=None):
+        """Create the (empty) backing file at once; its data will be unsynced until fsync."""
         fd = os.open(self._real(path), os.O_RDWR | os.O_CREAT, mode)
         os.close(fd)
         return 0
 
     def open(self, path, flags):
+        """Open an existing file; ``O_TRUNC`` is buffered as an unsynced truncate to 0 (lost on drop)."""
         if path in (CTL, STATUS):
             return 0
         real = self._real(path)
@@ -109,6 +121,7 @@ class LazyFS(fuse.Operations):
         return 0
 
     def read(self, path, size, offset, fh):
+        """Read backing bytes overlaid with the file's unsynced writes and truncates; the status file returns the counters."""
         if path == STATUS:
             return self.status()[offset : offset + size]
         if path == CTL:
@@ -121,6 +134,7 @@ class LazyFS(fuse.Operations):
         return self.cache.read(real, offset, size, data, backing_size)
 
     def write(self, path, data, offset, fh):
+        """Buffer the write as unsynced data (the backing file is untouched); on the control file, run ``drop`` or ``sync``."""
         if path == CTL:
             command = bytes(data).strip().decode(errors="replace")
             if command == "drop":
@@ -133,24 +147,29 @@ class LazyFS(fuse.Operations):
         return self.cache.write(self._real(path), offset, bytes(data))
 
     def truncate(self, path, length, fh=None):
+        """Buffer the truncate as an unsynced op (the backing file keeps its size until fsync)."""
         if path in (CTL, STATUS):
             return 0
         self.cache.truncate(self._real(path), length)
         return 0
 
     def fsync(self, path, datasync, fh):
+        """Apply the file's unsynced writes and truncates to the backing file and fsync it: they survive a drop."""
         if path in (CTL, STATUS):
             return 0
         self.cache.sync(self._real(path))
         return 0
 
     def fsyncdir(self, path, datasync, fh):
+        """Nothing to do: directory metadata was applied at once."""
         return 0  # metadata is applied at once (cache.py's documented limit)
 
     def flush(self, path, fh):
+        """Nothing to do: close() does not sync, the file's data stays unsynced."""
         return 0  # close() is not a sync: data stays volatile, as in a page cache
 
     def release(self, path, fh):
+        """Nothing to do: no handle state is kept; unsynced data outlives the last close."""
         return 0
 
 
