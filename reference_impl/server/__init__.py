@@ -18,8 +18,9 @@ gives it sockets, files, clocks and signals, and nothing else. Two kinds of proc
 
 Time: protocol timers use ``time.monotonic`` (the clock nemesis skews only the wall clock); trace events
 (``trace``) carry raw ``monotonic_ns``. Configuration: ``config`` (the node-process contract; an invalid
-file exits with code 2 naming the key). Deliberate rule breaks for checker self-tests: ``bugs``
-(``inject.bug``). ``local_cluster`` starts a loopback cluster for tests and benchmarks.
+file exits with code 2 naming the key; ``entry`` parses the ``--config FILE`` command line both
+processes share). Deliberate rule breaks for checker self-tests: ``bugs`` (``inject.bug``).
+``local_cluster`` starts a loopback cluster for tests and benchmarks.
 
 What it does not do: a replicated controller quorum (one controller; its log is durable but not
 replicated), transactions, compaction or retention, TLS/SASL. A background task that fails with an

@@ -24,14 +24,11 @@ go to stderr, one line per event; trace events go to ``trace.file``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import random
 import signal
-import sys
 import time
 
 from reference_impl.protocol.broker import PENDING_CONTROLLED_SHUTDOWN, RUNNING, BrokerLifecycle
@@ -42,9 +39,10 @@ from reference_impl.protocol.replica import LEADER
 from reference_impl.protocol.replica_messages import AlterPartitionRequest, AlterPartitionResponse
 from reference_impl.server import services as sv
 from reference_impl.server.bugs import is_active
-from reference_impl.server.config import NodeConfig, load_or_exit
+from reference_impl.server.config import NodeConfig
 from reference_impl.server.config_describe import describe
 from reference_impl.server.controller_link import ControllerLink
+from reference_impl.server.entry import parse_node_argv
 from reference_impl.server.fetcher import LeaderFetcher
 from reference_impl.server.replica_manager import Partition, ReplicaManager, now_ms
 from reference_impl.server.storage.checkpoints import (
@@ -402,12 +400,7 @@ class BrokerServicesImpl(sv.BrokerServices):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``--config FILE``; exit 2 on an invalid config, 0 after a clean shutdown."""
-    parser = argparse.ArgumentParser(prog="reference_impl.server.broker")
-    parser.add_argument("--config", required=True)
-    args = parser.parse_args(argv)
-    config = load_or_exit(args.config, "broker")
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format=f"%(asctime)s [{config.name}] %(name)s %(message)s")
+    config, _ = parse_node_argv(argv, "broker")
     return asyncio.run(_amain(config))
 
 

@@ -25,13 +25,10 @@ Deliberate bugs acting here: ``metadata-no-fsync`` (C1) and ``unclean-without-op
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
-import logging
 import signal
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +37,8 @@ from reference_impl.protocol import records as rec
 from reference_impl.protocol.errors import Errors
 from reference_impl.server import controller_core as core_adapter
 from reference_impl.server.bugs import is_active
-from reference_impl.server.config import NodeConfig, load_or_exit
+from reference_impl.server.config import NodeConfig
+from reference_impl.server.entry import parse_node_argv
 from reference_impl.server.metadata_log import MetadataLog
 from reference_impl.server.trace import Tracer, fail_stop, log
 from reference_impl.server.wire import messages as m
@@ -317,13 +315,8 @@ class AdminServicesImpl:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``--config FILE``; exit 2 on an invalid config."""
-    parser = argparse.ArgumentParser(prog="reference_impl.server.controller")
-    parser.add_argument("--config", required=True)
-    args = parser.parse_args(argv)
-    config = load_or_exit(args.config, "controller")
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format=f"%(asctime)s [{config.name}] %(name)s %(message)s")
-    return asyncio.run(_amain(config, args.config))
+    config, path = parse_node_argv(argv, "controller")
+    return asyncio.run(_amain(config, path))
 
 
 async def _amain(config: NodeConfig, path: str) -> int:
