@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.protocol.errors import InvariantViolation, KafkaError
+from reference_impl.protocol.errors import Errors, InvariantViolation, KafkaError
 
 OFFLINE = "OFFLINE"
 STARTING = "STARTING"
@@ -70,6 +70,17 @@ class BrokerHeartbeatRequest:
     metadata_offset: int
     want_fence: bool
     want_shutdown: bool
+
+
+@dataclass(frozen=True)
+class HeartbeatReply:
+    """C5/C8/C9: a BrokerHeartbeat answer as both ends see it (the controller builds it, the broker's link
+    decodes it); ``is_caught_up`` is whether the broker's metadata offset reached its registration (B2)."""
+
+    error: Errors
+    is_caught_up: bool
+    is_fenced: bool
+    should_shutdown: bool
 
 
 class BrokerLifecycle:
@@ -189,5 +200,6 @@ class BrokerLifecycle:
         self._emit("shutdown", clean=False, broker_epoch=self.broker_epoch)
 
 
-__all__ = ["BrokerLifecycle", "BrokerRegistrationRequest", "BrokerHeartbeatRequest", "TRANSITIONS",
+__all__ = ["BrokerLifecycle", "BrokerRegistrationRequest", "BrokerHeartbeatRequest", "HeartbeatReply",
+           "TRANSITIONS",
            "OFFLINE", "STARTING", "RECOVERY", "RUNNING", "PENDING_CONTROLLED_SHUTDOWN"]

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from reference_impl.protocol.broker import HeartbeatReply
 from reference_impl.protocol.controller import Controller, ControllerConfig
 from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.records import PartitionState
@@ -25,16 +26,6 @@ from reference_impl.server.config_describe import describe
 Change = tuple[list[Any], Any]
 
 ELECTION_TYPES = {0: "PREFERRED", 1: "UNCLEAN"}
-
-
-@dataclass(frozen=True)
-class HeartbeatReply:
-    """What the heartbeat handler answers (C5, C8, C9)."""
-
-    error: Errors
-    is_caught_up: bool
-    is_fenced: bool
-    should_shutdown: bool
 
 
 @dataclass(frozen=True)

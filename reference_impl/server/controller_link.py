@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from reference_impl.protocol.broker import HeartbeatReply
 from reference_impl.protocol.errors import Errors, error
 from reference_impl.protocol.replica_messages import AlterPartitionRequest, AlterPartitionResponse
 from reference_impl.server.wire import messages as m
@@ -25,16 +26,6 @@ REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 0
 ALTER_PARTITION_VERSION = 3
 METADATA_FETCH_VERSION = 0
-
-
-@dataclass(frozen=True)
-class HeartbeatReply:
-    """A BrokerHeartbeat answer."""
-
-    error: Errors
-    is_caught_up: bool
-    is_fenced: bool
-    should_shutdown: bool
 
 
 @dataclass(frozen=True)
