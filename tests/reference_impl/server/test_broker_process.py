@@ -20,14 +20,8 @@ PROPS = {"broker.session.timeout.ms": "2000", "broker.heartbeat.interval.ms": "3
 
 
 @pytest.fixture
-def single(tmp_path):
-    c = LocalCluster(str(tmp_path / "one"), broker_ids=(1,), controller_props=dict(PROPS),
-                     broker_props=dict(PROPS))
-    try:
-        c.start(30)
-        yield c
-    finally:
-        c.close()
+def single(start_local_cluster):
+    return start_local_cluster("one", 30, broker_ids=(1,), controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 
 def registrations(c: LocalCluster) -> list[dict]:

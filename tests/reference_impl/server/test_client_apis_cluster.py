@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from reference_impl.server.local_cluster import LocalCluster
 from reference_impl.server.wire import WireClient
 from reference_impl.server.wire.codec import ALL_APIS
 
@@ -21,13 +20,8 @@ N = 2000
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    c = LocalCluster(str(tmp_path / "cluster"), controller_props=dict(PROPS), broker_props=dict(PROPS))
-    try:
-        c.start(60)
-        yield c
-    finally:
-        c.close()
+def cluster(start_local_cluster):
+    return start_local_cluster("cluster", 60, controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 
 def wait_topic(bootstrap: str, name: str, rf: int) -> None:

@@ -21,13 +21,8 @@ PROPS = {"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000", "broker.
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    c = LocalCluster(str(tmp_path / "cluster"), controller_props=dict(PROPS), broker_props=dict(PROPS))
-    try:
-        c.start(30)
-        yield c
-    finally:
-        c.close()
+def cluster(start_local_cluster):
+    return start_local_cluster("cluster", 30, controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 
 def create_topic(c: LocalCluster, name: str, partitions: int = 1, rf: int = 3) -> None:
@@ -155,14 +150,9 @@ def partition_leader(c: LocalCluster, topic: str, partition: int = 0) -> tuple[i
 
 
 @pytest.fixture(params=["v3.5", "kip966"])
-def variant_cluster(request, tmp_path):
+def variant_cluster(request, start_local_cluster):
     props = dict(PROPS, **{"protocol.variant": request.param})
-    c = LocalCluster(str(tmp_path / "cluster"), controller_props=props, broker_props=dict(props))
-    try:
-        c.start(30)
-        yield c
-    finally:
-        c.close()
+    return start_local_cluster("cluster", 30, controller_props=props, broker_props=dict(props))
 
 
 @pytest.mark.jepsen

@@ -105,14 +105,9 @@ class Load:
 
 
 @pytest.fixture
-def cluster4(tmp_path):
-    c = LocalCluster(str(tmp_path / "c4"), broker_ids=(1, 2, 3, 4), controller_props=dict(PROPS),
-                     broker_props=dict(PROPS))
-    try:
-        c.start(40)
-        yield c
-    finally:
-        c.close()
+def cluster4(start_local_cluster):
+    return start_local_cluster("c4", 40, broker_ids=(1, 2, 3, 4), controller_props=dict(PROPS),
+                               broker_props=dict(PROPS))
 
 
 @pytest.mark.jepsen
