@@ -8,9 +8,17 @@
   packages (no registry). The project source is bind-mounted read-only at ``/kraftcheck``, so code
   changes need no image rebuild; the node directory is bind-mounted at the same path it has on the host.
 
-Both record what they start in the state directory (``harness.hosts.state``) so that
-``kraftcheck clean`` (``harness.cleanup``) can remove it after a crash of the harness. Faults live in
-``nemesis/``; hosts only offer the primitives (signals, exec in the node's network namespace, paths).
+Both implement ``harness.interfaces.Host`` and share the node list, node directories and node logs
+(``base.NodeDirsMixin``); addressing, process control and ``exec`` are each backend's own. Both record what
+they start in the state directory (``harness.hosts.state``) so that ``kraftcheck clean``
+(``harness.cleanup``) can remove it after a crash of the harness. Faults live in ``nemesis/``; hosts only
+offer the primitives (signals, exec in the node's network namespace, paths).
+
+What a host guarantees: a node's address and directory are fixed for the run (a restarted node keeps
+them), ``pid`` names the node's current process as seen from this machine (so signals reach the right
+process on both backends), and ``teardown`` stops everything it started and is safe to call twice. What it
+cannot see: what a node does with its files and sockets; readiness is the cluster adapter's business
+(``harness.cluster``), through the Kafka protocol, not the host's.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from harness.hosts import state
+from harness.hosts.base import NodeDirsMixin
 from harness.hosts.state import proc_start_time, same_process_alive
 
 PROJECT_MOUNT = "/kraftcheck"
@@ -109,7 +110,7 @@ def resolve_python(argv: list[str]) -> list[str]:
     return list(argv)
 
 
-class DockerHost:
+class DockerHost(NodeDirsMixin):
     """Nodes as containers (see the module docstring). Implements ``harness.interfaces.Host``."""
 
     name = "docker"
@@ -167,23 +168,6 @@ class DockerHost:
     def gateway(self) -> str:
         """The host's address on the run's network (where clients come from)."""
         return str(self.subnet[1])
-
-    def nodes(self) -> list[str]:
-        """Every node named so far."""
-        with self._lock:
-            return list(self._nodes)
-
-    def node_dir(self, node: str) -> str:
-        """``<base_dir>/node-dirs/<node>`` (bind-mounted at the same path in the container)."""
-        path = self.base_dir / "node-dirs" / node
-        if not path.is_dir():
-            path.mkdir(parents=True, exist_ok=True)
-            state.update_run_record(self.run_id, append_node_dirs=[str(path)])
-        return str(path)
-
-    def node_path(self, node: str, host_path: str) -> str:
-        """Identity: the node directory is mounted at the same path inside the container."""
-        return str(host_path)
 
     def container_name(self, node: str) -> str:
         """Name of the node's container."""
@@ -326,13 +310,6 @@ class DockerHost:
             argv = ["env", *rest[:i], *resolve_python(rest[i:])]
         code, out = container.exec_run(["timeout", str(int(max(1, timeout_s))), *argv])
         return code, (out or b"").decode(errors="replace")
-
-    def logs(self, node: str) -> str:
-        """Everything the node's processes wrote (the bind-mounted ``node.log``)."""
-        try:
-            return (Path(self.node_dir(node)) / "node.log").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
 
     def teardown(self) -> None:
         """Stop the nodes, remove the containers and the network; idempotent, never raises."""

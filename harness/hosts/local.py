@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from harness.hosts import state
+from harness.hosts.base import NodeDirsMixin
 
 _PR_SET_PDEATHSIG = 1
 
@@ -106,7 +107,7 @@ def _spawner() -> _Spawner:
         return _SPAWNER
 
 
-class LocalHost:
+class LocalHost(NodeDirsMixin):
     """Nodes as local processes (see the module docstring). Implements ``harness.interfaces.Host``."""
 
     name = "local"
@@ -136,30 +137,9 @@ class LocalHost:
         """The node's own loopback address."""
         return f"{self.prefix}{10 + self._index(node)}"
 
-    def nodes(self) -> list[str]:
-        """Every node named so far, in order."""
-        with self._lock:
-            return list(self._nodes)
-
     def node_gid(self, node: str) -> int:
         """The primary group id the node's processes run with (its identity for iptables)."""
         return run_gid_base(self.run_id) + self._index(node)
-
-    def node_dir(self, node: str) -> str:
-        """``<base_dir>/node-dirs/<node>``, created on first use (recorded for ``clean``)."""
-        path = self.base_dir / "node-dirs" / node
-        if not path.is_dir():
-            path.mkdir(parents=True, exist_ok=True)
-            state.update_run_record(self.run_id, append_node_dirs=[str(path)])
-        return str(path)
-
-    def node_path(self, node: str, host_path: str) -> str:
-        """Identity: node processes see the host's file system."""
-        return str(host_path)
-
-    def log_path(self, node: str) -> Path:
-        """Where the node's stdout and stderr go."""
-        return Path(self.node_dir(node)) / "node.log"
 
     # -- processes ----------------------------------------------------------------------------
     def start(self, node: str, argv: list[str], env: dict[str, str] | None = None) -> int:
@@ -279,13 +259,6 @@ class LocalHost:
         except OSError as exc:
             return 127, str(exc)
         return done.returncode, done.stdout.decode(errors="replace")
-
-    def logs(self, node: str) -> str:
-        """Everything the node's processes wrote to stdout/stderr (all starts, in order)."""
-        try:
-            return self.log_path(node).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
 
     def teardown(self) -> None:
         """Stop every node (continuing paused ones first), forget them; idempotent, never raises."""
