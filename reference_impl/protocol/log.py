@@ -120,6 +120,18 @@ class Log(Protocol):
         ...
 
 
+def check_append(log: Log, batch: LogBatch) -> None:
+    """Raise ``InvariantViolation`` unless ``batch`` may be appended to ``log``: non-empty, based at the LEO
+    (I10: offsets are contiguous) and not in an epoch older than the log's last (I11: record epochs never
+    decrease along a log). Shared by every ``Log`` implementation, so they fail on the same appends."""
+    if batch.record_count < 1:
+        raise InvariantViolation(f"empty batch at {batch.base_offset}")
+    if batch.base_offset != log.log_end_offset:
+        raise InvariantViolation(f"append at {batch.base_offset} but LEO is {log.log_end_offset}")
+    if batch.epoch < log.last_epoch:
+        raise InvariantViolation(f"append of epoch {batch.epoch} after epoch {log.last_epoch}")
+
+
 class InMemoryLog:
     """A ``Log`` kept in a Python list; for unit tests and the deterministic simulator."""
 
@@ -147,12 +159,7 @@ class InMemoryLog:
 
     def append(self, batch: LogBatch) -> None:
         """Append one batch; out-of-place offsets or a lower epoch are broken invariants (I10, I11)."""
-        if batch.record_count < 1:
-            raise InvariantViolation(f"empty batch {batch}")
-        if batch.base_offset != self.log_end_offset:
-            raise InvariantViolation(f"append at {batch.base_offset} but LEO is {self.log_end_offset}")
-        if batch.epoch < self.last_epoch:
-            raise InvariantViolation(f"append of epoch {batch.epoch} after epoch {self.last_epoch}")
+        check_append(self, batch)
         self._batches.append(batch)
         if not self._epochs or self._epochs[-1][0] != batch.epoch:
             self._epochs.append((batch.epoch, batch.base_offset))

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_impl.protocol import divergence
-from reference_impl.protocol.errors import InvariantViolation
+from reference_impl.protocol.log import check_append
 from reference_impl.server.storage import checkpoints
 from reference_impl.server.storage.frames import FrameHeader
 from reference_impl.server.storage.segment import Segment
@@ -188,12 +188,7 @@ class SegmentLog:
     # -- Log protocol: writes --------------------------------------------------------------------------
     def append(self, batch: Any) -> None:
         """Append a batch whose ``base_offset`` must equal the LEO (the replica core assigns offsets)."""
-        if batch.record_count < 1:
-            raise InvariantViolation(f"empty batch at {batch.base_offset}")
-        if batch.base_offset != self.log_end_offset:
-            raise InvariantViolation(f"append at {batch.base_offset} but LEO is {self.log_end_offset}")
-        if batch.epoch < self.last_epoch:
-            raise InvariantViolation(f"append of epoch {batch.epoch} after epoch {self.last_epoch}")
+        check_append(self, batch)
         header = FrameHeader(batch.base_offset, batch.record_count, batch.epoch, batch.producer_id,
                              batch.producer_epoch, batch.base_sequence, batch.max_timestamp)
         active = self.segments[-1]
