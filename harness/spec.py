@@ -233,17 +233,20 @@ def load_spec(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-# Option key -> command-line flag, for printing a replay command line.
-_FLAGS = {
-    "test_name": "--test-name", "backend": "--backend", "seed": "--seed", "time_limit_s": "--time-limit",
-    "rate": "--rate", "concurrency": "--concurrency", "keys": "--keys", "brokers": "--brokers",
-    "replication_factor": "--replication-factor", "min_isr": "--min-isr", "variant": "--variant",
-    "acks": "--acks", "flush_messages": "--flush-messages", "flush_ms": "--flush-ms",
-    "reassignment_mode": "--reassignment-mode", "inject_bug": "--inject-bug",
-    "nemesis_interval_s": "--nemesis-interval", "op_timeout_s": "--op-timeout",
-    "recovery_timeout_s": "--recovery-timeout", "final_read_timeout_s": "--final-read-timeout",
-    "topic": "--topic",
+# ``kraftcheck run`` option dest -> spec key (the flag is the dest with dashes: ``time_limit`` is
+# ``--time-limit``).
+OPTION_KEYS = {
+    "test_name": "test_name", "backend": "backend", "seed": "seed", "time_limit": "time_limit_s",
+    "rate": "rate", "concurrency": "concurrency", "keys": "keys", "brokers": "brokers",
+    "replication_factor": "replication_factor", "min_isr": "min_isr", "variant": "variant", "acks": "acks",
+    "flush_messages": "flush_messages", "flush_ms": "flush_ms", "reassignment_mode": "reassignment_mode",
+    "inject_bug": "inject_bug", "nemesis": "nemesis", "nemesis_interval": "nemesis_interval_s",
+    "op_timeout": "op_timeout_s", "recovery_timeout": "recovery_timeout_s",
+    "final_read_timeout": "final_read_timeout_s", "topic": "topic",
 }
+
+# Spec key -> command-line flag, for printing a replay command line (``--nemesis`` is a list, printed apart).
+_FLAGS = {key: "--" + dest.replace("_", "-") for dest, key in OPTION_KEYS.items() if key != "nemesis"}
 
 
 def replay_argv(spec: dict[str, Any]) -> list[str]:

@@ -10,16 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-# CLI dest -> spec key
-OPTION_KEYS = {
-    "test_name": "test_name", "backend": "backend", "seed": "seed", "time_limit": "time_limit_s",
-    "rate": "rate", "concurrency": "concurrency", "keys": "keys", "brokers": "brokers",
-    "replication_factor": "replication_factor", "min_isr": "min_isr", "variant": "variant", "acks": "acks",
-    "flush_messages": "flush_messages", "flush_ms": "flush_ms", "reassignment_mode": "reassignment_mode",
-    "inject_bug": "inject_bug", "nemesis": "nemesis", "nemesis_interval": "nemesis_interval_s",
-    "op_timeout": "op_timeout_s", "recovery_timeout": "recovery_timeout_s",
-    "final_read_timeout": "final_read_timeout_s", "topic": "topic",
-}
+from harness.spec import OPTION_KEYS
 
 
 def build_parser() -> argparse.ArgumentParser:
