@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_analysis.extract import Extracted
+from spark_analysis.extract import Extracted, checkpoint
 
 CONTRACT_VERSION = 2
 KINDS = ("inconsistent-offsets", "duplicate", "lost-write", "poll-skip", "nonmonotonic-poll",
@@ -66,38 +66,36 @@ class QueueJobs:
         self.ex = ex
         self.options = options or {}
         sends, reads = ex.sends, ex.reads
+        # Every shared table is checkpointed as it is built (spark_analysis.extract.checkpoint): the checks
+        # then plan against small leaves instead of re-analyzing the whole chain each time.
         self.ok_reads = reads.where(F.col("type") == "ok")
-        self.ok_vals = self.ok_reads.select("run", "key", "value").distinct()
-        self.writer = (sends.groupBy("run", "key", "value")
-                       .agg(F.min(F.struct("op", "type")).alias("w"))
-                       .select("run", "key", "value", F.col("w.op").alias("writer"),
-                               F.col("w.type").alias("writer_type")))
-        self.committed_info = (sends.where(F.col("type") == "info")
-                               .join(self.ok_vals, ["run", "key", "value"], "left_semi")
-                               .select("run", "op").distinct())
+        self.ok_vals = checkpoint(self.ok_reads.select("run", "key", "value").distinct())
+        self.writer = checkpoint(sends.groupBy("run", "key", "value")
+                                 .agg(F.min(F.struct("op", "type")).alias("w"))
+                                 .select("run", "key", "value", F.col("w.op").alias("writer"),
+                                         F.col("w.type").alias("writer_type")))
+        self.committed_info = checkpoint(sends.where(F.col("type") == "info")
+                                         .join(self.ok_vals, ["run", "key", "value"], "left_semi")
+                                         .select("run", "op").distinct())
         info_ok = self.committed_info.withColumn("_ci", F.lit(True))
-        self.committed_sends = (sends.join(info_ok, ["run", "op"], "left")
-                                .where((F.col("type") == "ok") | F.col("_ci").isNotNull()).drop("_ci"))
+        self.committed_sends = checkpoint(sends.join(info_ok, ["run", "op"], "left")
+                                          .where((F.col("type") == "ok") | F.col("_ci").isNotNull()).drop("_ci"))
         observed = (reads.where(F.col("offset").isNotNull()).select("run", "key", "offset", "value")
                     .unionByName(self.committed_sends.where(F.col("offset").isNotNull())
                                  .select("run", "key", "offset", "value"))
                     .distinct())
         w = Window.partitionBy("run", "key").orderBy("offset")
-        self.log = observed.withColumn("idx", F.dense_rank().over(w) - 1)
-        self.firstlast = self.log.groupBy("run", "key", "value").agg(
-            F.min("idx").alias("first"), F.max("idx").alias("last"), F.min("offset").alias("min_offset"))
-        committed_writer = (self.writer.join(info_ok.withColumnRenamed("op", "writer"), ["run", "writer"], "left")
-                            .where((F.col("writer_type") == "ok") | F.col("_ci").isNotNull()).drop("_ci"))
-        self.committed_writer = committed_writer
-        self._persisted: list[DataFrame] = []
+        self.log = checkpoint(observed.withColumn("idx", F.dense_rank().over(w) - 1))
+        self.firstlast = checkpoint(self.log.groupBy("run", "key", "value").agg(
+            F.min("idx").alias("first"), F.max("idx").alias("last"), F.min("offset").alias("min_offset")))
+        self.committed_writer = checkpoint(
+            self.writer.join(info_ok.withColumnRenamed("op", "writer"), ["run", "writer"], "left")
+            .where((F.col("writer_type") == "ok") | F.col("_ci").isNotNull()).drop("_ci"))
+        self._persisted: list[DataFrame] = [self.ok_vals, self.writer, self.committed_info, self.committed_sends,
+                                            self.log, self.firstlast, self.committed_writer]
 
     def persist(self) -> QueueJobs:
-        """Persist the shared tables (memory, spilling to disk) before running several checks."""
-        from pyspark import StorageLevel
-
-        for df in (self.ok_vals, self.writer, self.committed_info, self.log, self.firstlast):
-            df.persist(StorageLevel.MEMORY_AND_DISK)
-            self._persisted.append(df)
+        """The shared tables are materialized when built; kept for callers that chain ``persist()``."""
         return self
 
     def unpersist(self) -> None:
