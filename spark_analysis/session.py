@@ -22,6 +22,7 @@ DEFAULT_MASTER = "local[*]"
 # Small shuffles: histories are grouped by key/process and the machine has 2 cores; Spark's default of
 # 200 partitions would spend most of the time scheduling empty tasks.
 DEFAULT_SHUFFLE_PARTITIONS = 4
+DEFAULT_LOCAL_DRIVER_MEMORY = "2g"
 
 _LOCAL_RE = re.compile(r"^local(\[(\*|[1-9][0-9]*)(,\s*[0-9]+)?\])?$")
 _LOCAL_CLUSTER_RE = re.compile(r"^local-cluster\[[1-9][0-9]*,\s*[1-9][0-9]*,\s*[1-9][0-9]*\]$")
@@ -121,6 +122,10 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = (builder.config("spark.driver.host", "127.0.0.1")
                        .config("spark.driver.bindAddress", "127.0.0.1"))
+        if driver_memory is None and master.startswith("local"):
+            # In local mode the driver JVM is also the executor: Spark's 1g default is tight for the
+            # shared tables of a large history (the rest spills to disk).
+            driver_memory = DEFAULT_LOCAL_DRIVER_MEMORY
         if driver_memory:
             builder = builder.config("spark.driver.memory", driver_memory)
         for key, value in (conf or {}).items():
