@@ -73,6 +73,8 @@ UNCLEAN = "unclean.leader.election.enable"
 PARALLEL_REPLICAS = "reassignment.parallel.replica.count"
 PARALLEL_PARTITIONS = "reassignment.parallel.partition.count"
 PARALLEL_LEADERS = "reassignment.parallel.leader.movements"
+REASSIGNMENT_MODE = "reassignment.mode"
+REASSIGNMENT_MODES = ("all-at-once", "incremental")
 INT_MAX = 2**31 - 1
 
 
@@ -94,6 +96,7 @@ class ControllerConfig:
     parallel_leader_movements: int = INT_MAX
     reject_target_below_min_isr: bool = True  # C16 [T]: target RF >= MinISR
     unclean_recovery_strategy: str = "balanced"  # K7: balanced | proactive | manual (KIP-966 only)
+    node_id: str | None = None  # this controller's id: a ("broker", node_id) config record overrides ("broker", "")
 
     def __post_init__(self) -> None:
         if self.unclean_recovery_strategy not in UNCLEAN_RECOVERY_STRATEGIES:
@@ -233,9 +236,19 @@ class Controller:
         """Whether the broker leads any partition (C8, C9)."""
         return any(p.leader == broker_id for _, p in self.partitions())
 
+    def incremental_mode(self) -> bool:
+        """Whether new reassignments are planned as KIP-435 incremental steps: the ``reassignment.mode``
+        config record (per-controller, then cluster-wide) over the static setting."""
+        static = "incremental" if self.config.incremental_reassignment else "all-at-once"
+        return self._config_value(None, REASSIGNMENT_MODE, static) == "incremental"
+
     def _config_value(self, topic: str | None, key: str, default: str) -> str:
+        # Kafka's precedence: topic override, dynamic per-broker (this controller), dynamic cluster default,
+        # then the static setting.
         if topic is not None and key in self.configs.get(("topic", topic), {}):
             return self.configs[("topic", topic)][key]
+        if self.config.node_id is not None and key in self.configs.get(("broker", self.config.node_id), {}):
+            return self.configs[("broker", self.config.node_id)][key]
         return self.configs.get(("broker", ""), {}).get(key, default)
 
     def _cluster_int(self, key: str, default: int) -> int:
@@ -516,7 +529,9 @@ class Controller:
 
     def set_config(self, resource_type: str, resource_name: str, name: str, value: str | None) -> ControllerResult:
         """A dynamic config change (cluster: resource ("broker", "")) as a ConfigRecord; KIP-435's
-        parallelism settings affect only steps planned after it (seed 002)."""
+        parallelism settings affect only steps planned after it (seed 002). ``reassignment.mode`` decides how
+        reassignments submitted afterwards are driven; a running incremental one takes its next step under
+        the mode then in force (all-at-once: the rest of the move in one step)."""
         if resource_type not in ("broker", "topic"):
             return ControllerResult([], error(Errors.INVALID_REQUEST, f"resource type {resource_type!r}"))
         try:
@@ -525,6 +540,8 @@ class Controller:
                     raise ValueError(f"{name} must be >= 1")
             if value is not None and name == UNCLEAN:
                 _parse_bool(value)
+            if value is not None and name == REASSIGNMENT_MODE and value not in REASSIGNMENT_MODES:
+                raise ValueError(f"{name} must be one of {', '.join(REASSIGNMENT_MODES)}, not {value!r}")
         except ValueError as exc:
             return ControllerResult([], error(Errors.INVALID_CONFIG, str(exc)))
         return ControllerResult([ConfigRecord(resource_type, resource_name, name, value)], OK)
@@ -628,7 +645,7 @@ class Controller:
             tp = (info.name, pid)
             if target is None:
                 err, recs = self._cancel(tp)
-            elif self.config.incremental_reassignment:
+            elif self.incremental_mode():
                 err, recs = self._start_incremental(tp, list(target), allow_rf_change)
             else:
                 err, recs = self._reassign(tp, list(target), allow_rf_change)
@@ -724,6 +741,10 @@ class Controller:
         r_count = self._cluster_int(PARALLEL_REPLICAS, self.config.parallel_replica_count)
         p_count = self._cluster_int(PARALLEL_PARTITIONS, self.config.parallel_partition_count)
         l_count = self._cluster_int(PARALLEL_LEADERS, self.config.parallel_leader_movements)
+        if not self.incremental_mode():
+            # Switched to all-at-once while incremental plans were pending: their next step is the rest of
+            # the move, unthrottled (the step already running is left as it is, seed 002).
+            r_count = p_count = l_count = INT_MAX
         records: list[Any] = []
         running = running_leaders = 0
         candidates: dict[TopicPartition, ReassignmentStep] = {}
