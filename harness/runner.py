@@ -485,16 +485,38 @@ class Runner:
         if callable(remove) and not os.environ.get("KRAFTCHECK_KEEP_DATA"):
             remove()
 
+    def replay(self) -> str:
+        """The command that repeats this run (``kraftcheck run --replay`` of its stored spec)."""
+        return replay_command({}, self.run_dir / store.SPEC)
+
+    def _harness_error(self, results: dict[str, Any], error: str) -> RunOutcome:
+        """Store the results of a run the harness could not complete, say where to look; exit 255."""
+        store.write_json(self.run_dir / store.RESULTS, results)
+        self.say(f"kraftcheck: harness error: {error}")
+        self.say(f"kraftcheck: store {self.run_dir}  (see harness.log)")
+        self.say(f"kraftcheck: replay: {self.replay()}")
+        return RunOutcome(self.run_dir, EXIT_HARNESS_ERROR, results, error)
+
+    def _say_verdict(self, results: dict[str, Any], report_path: Path | None, error: str | None) -> RunOutcome:
+        """Print the verdict, each checker's line, the harness notes, where the results and the report are
+        and the replay command; the outcome's exit code follows the verdict."""
+        valid = results.get("valid")
+        self.say(f"kraftcheck: verdict {verdict_word(valid)}")
+        for line in checker_lines(results):
+            self.say(f"kraftcheck:   {line}")
+        for note in results.get("harness_notes", []):
+            self.say(f"kraftcheck:   note: {note}")
+        self.say(f"kraftcheck: results {self.run_dir / store.RESULTS}")
+        if report_path is not None:
+            self.say(f"kraftcheck: report {report_path}")
+        self.say(f"kraftcheck: replay: {self.replay()}")
+        return RunOutcome(self.run_dir, exit_code_for(valid), results, error)
+
     def _finish(self, run: RunContext, error: str | None) -> RunOutcome:
         run_dir = self.run_dir
         assert run_dir is not None
         if error is not None and not error.startswith("interrupted"):
-            results = {"valid": "unknown", "harness_error": error, "checkers": {}}
-            store.write_json(run_dir / store.RESULTS, results)
-            self.say(f"kraftcheck: harness error: {error}")
-            self.say(f"kraftcheck: store {run_dir}  (see harness.log)")
-            self.say(f"kraftcheck: replay: {replay_command({}, run_dir / store.SPEC)}")
-            return RunOutcome(run_dir, EXIT_HARNESS_ERROR, results, error)
+            return self._harness_error({"valid": "unknown", "harness_error": error, "checkers": {}}, error)
         run.log("teardown done; checking")
         results = check_store(run_dir, self.spec, self.notes)
         store.write_json(run_dir / store.RESULTS, results)
@@ -508,17 +530,7 @@ class Runner:
                 run.log("report written")
             except Exception as exc:
                 run.log(f"report failed: {type(exc).__name__}: {exc}")
-        valid = results.get("valid")
-        self.say(f"kraftcheck: verdict {verdict_word(valid)}")
-        for line in checker_lines(results):
-            self.say(f"kraftcheck:   {line}")
-        for note in results.get("harness_notes", []):
-            self.say(f"kraftcheck:   note: {note}")
-        self.say(f"kraftcheck: results {run_dir / store.RESULTS}")
-        if report_path is not None:
-            self.say(f"kraftcheck: report {report_path}")
-        self.say(f"kraftcheck: replay: {replay_command({}, run_dir / store.SPEC)}")
-        return RunOutcome(run_dir, exit_code_for(valid), results, error)
+        return self._say_verdict(results, report_path, error)
 
 
 def execute(spec: dict[str, Any], store_root: str | os.PathLike | None = None, progress: bool = True,

@@ -36,9 +36,6 @@ from harness.runner import (
     RunOutcome,
     _Teardown,
     check_store,
-    checker_lines,
-    exit_code_for,
-    verdict_word,
 )
 
 POLL_S = 0.2
@@ -145,13 +142,8 @@ class ScriptedRunner(Runner):
         run_dir = self.run_dir
         assert run_dir is not None
         if error is not None and not error.startswith("interrupted"):
-            results = {"valid": "unknown", "harness_error": error, "checkers": {},
-                       "scenario": {"name": self.scenario.name, "steps": self.steps}}
-            store.write_json(run_dir / store.RESULTS, results)
-            self.say(f"kraftcheck: harness error: {error}")
-            self.say(f"kraftcheck: store {run_dir}  (see harness.log)")
-            self.say(f"kraftcheck: replay: {self.replay()}")
-            return RunOutcome(run_dir, 255, results, error)
+            return self._harness_error({"valid": "unknown", "harness_error": error, "checkers": {},
+                                        "scenario": {"name": self.scenario.name, "steps": self.steps}}, error)
         run.log("teardown done; checking")
         results = check_store(run_dir, self.spec, self.notes)
         section = self.scenario_section(run_dir, results)
@@ -169,19 +161,9 @@ class ScriptedRunner(Runner):
                 report_path = write_scenario_report(run_dir, section)
             except Exception as exc:
                 run.log(f"report failed: {type(exc).__name__}: {exc}")
-        valid = results.get("valid")
         for line in section["lines"]:
             self.say(f"kraftcheck: {line}")
-        self.say(f"kraftcheck: verdict {verdict_word(valid)}")
-        for line in checker_lines(results):
-            self.say(f"kraftcheck:   {line}")
-        for note in results.get("harness_notes", []):
-            self.say(f"kraftcheck:   note: {note}")
-        self.say(f"kraftcheck: results {run_dir / store.RESULTS}")
-        if report_path is not None:
-            self.say(f"kraftcheck: report {report_path}")
-        self.say(f"kraftcheck: replay: {self.replay()}")
-        return RunOutcome(run_dir, exit_code_for(valid), results, error)
+        return self._say_verdict(results, report_path, error)
 
     def scenario_section(self, run_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
         """``results["scenario"]``: steps, the scenario's decisive facts and its expectation verdict."""
