@@ -21,6 +21,7 @@ PROPS = {"broker.session.timeout.ms": "2000", "broker.heartbeat.interval.ms": "3
 
 @pytest.fixture
 def single(start_local_cluster):
+    """1 controller + 1 broker with short session timeouts."""
     return start_local_cluster("one", 30, broker_ids=(1,), controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 

@@ -21,6 +21,7 @@ N = 2000
 
 @pytest.fixture
 def cluster(start_local_cluster):
+    """1 controller + 3 brokers with MinISR 2 and short session timeouts."""
     return start_local_cluster("cluster", 60, controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 

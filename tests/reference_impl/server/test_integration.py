@@ -22,6 +22,7 @@ PROPS = {"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000", "broker.
 
 @pytest.fixture
 def cluster(start_local_cluster):
+    """1 controller + 3 brokers with MinISR 2 and short session / lag timeouts."""
     return start_local_cluster("cluster", 30, controller_props=dict(PROPS), broker_props=dict(PROPS))
 
 
@@ -151,6 +152,7 @@ def partition_leader(c: LocalCluster, topic: str, partition: int = 0) -> tuple[i
 
 @pytest.fixture(params=["v3.5", "kip966"])
 def variant_cluster(request, start_local_cluster):
+    """The ``cluster`` configuration once per protocol variant (v3.5 and KIP-966)."""
     props = dict(PROPS, **{"protocol.variant": request.param})
     return start_local_cluster("cluster", 30, controller_props=props, broker_props=dict(props))
 

@@ -106,6 +106,7 @@ class Load:
 
 @pytest.fixture
 def cluster4(start_local_cluster):
+    """1 controller + 4 brokers (room to move a replica set of 3)."""
     return start_local_cluster("c4", 40, broker_ids=(1, 2, 3, 4), controller_props=dict(PROPS),
                                broker_props=dict(PROPS))
 
