@@ -389,8 +389,10 @@ class BrokerServicesImpl(sv.BrokerServices):
         resource, the metadata image's config records over its settings for a TOPIC (``config_describe``)."""
         image = self.b.image
         cluster = image.configs.get(("broker", ""), {})
+        own = image.configs.get(("broker", str(self.b.config.node_id)), {})
         return [describe(self.b.config, rt, name, keys, topic_exists=image.topic_id(name) is not None,
-                         topic_configs=image.configs.get(("topic", name), {}), cluster_configs=cluster)
+                         topic_configs=image.configs.get(("topic", name), {}), cluster_configs=cluster,
+                         broker_configs=own)
                 for rt, name, keys in resources]
 
     async def forward_to_controller(self, api_key: int, api_version: int, request: bytes) -> bytes:

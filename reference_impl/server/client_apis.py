@@ -5,7 +5,8 @@ Each handler translates a kafka-python request object into calls on ``services.B
 version. No handler holds state. The same class serves two kinds of node:
 
 - a broker: ``ClientApiHandlers(broker=services)``: data-plane APIs locally; admin APIs (CreateTopics,
-  ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments) are relayed raw to the controller
+  AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments,
+  ListPartitionReassignments) are relayed raw to the controller
   with ``forward_to_controller`` (KRaft brokers forward the same way), so kafka-python's KafkaAdminClient
   works against whatever node Metadata names as ``controller_id``. DescribeConfigs is answered locally when
   the services offer ``describe_configs`` (Kafka brokers answer it themselves), else forwarded too;
@@ -35,7 +36,7 @@ from reference_impl.server.wire.server import DEFAULT_MAX_REQUEST_BYTES, Handler
 log = logging.getLogger("kraftcheck.client_apis")
 
 ZERO_UUID = uuid.UUID(int=0)
-ADMIN_API_KEYS = frozenset({19, 32, 43, 45, 46})
+ADMIN_API_KEYS = frozenset({19, 32, 33, 43, 44, 45, 46})
 BROKER_API_KEYS = frozenset({0, 1, 2, 3, 10, 22, 23, 60})
 API_VERSIONS = 18
 
@@ -395,6 +396,8 @@ class ClientApiHandlers:
             return await self._create_topics(request)
         if key == 32:
             return await self._describe_configs(request, self.admin.describe_configs)
+        if key in (33, 44):
+            return await self._alter_configs(request)
         if key == 43:
             return await self._elect_leaders(request)
         if key == 45:
@@ -467,6 +470,27 @@ class ClientApiHandlers:
                 )
                 for r in results
             ],
+        )
+
+    async def _alter_configs(self, request: DecodedRequest) -> ApiMessage:
+        """AlterConfigs (33: every entry a SET, the resource's dynamic set replaced) and
+        IncrementalAlterConfigs (44: per-entry SET/DELETE/APPEND/SUBTRACT); one result per resource."""
+        body = request.body
+        incremental = request.api_key == 44
+        resources = [
+            sv.AlterConfigsResource(
+                r.resource_type, r.resource_name,
+                tuple((c.name, c.config_operation if incremental else 0, c.value) for c in (r.configs or [])),
+            )
+            for r in body.resources
+        ]
+        results = await self.admin.alter_configs(resources, incremental, bool(body.validate_only))
+        cls = _response_class(request.api_key)
+        rcls = cls.AlterConfigsResourceResponse
+        return cls(
+            version=request.api_version, throttle_time_ms=0,
+            responses=[rcls(error_code=int(r.error), error_message=r.error_message, resource_type=r.resource_type,
+                            resource_name=r.resource_name) for r in results],
         )
 
     async def _elect_leaders(self, request: DecodedRequest) -> ApiMessage:
@@ -639,6 +663,17 @@ def _err_describe_configs(_h, body, version, code):
     ])
 
 
+def _err_alter_configs(api_key):
+    def build(_h, body, version, code):
+        cls = _response_class(api_key)
+        return cls(version=version, throttle_time_ms=0, responses=[
+            cls.AlterConfigsResourceResponse(error_code=code, error_message=None, resource_type=r.resource_type,
+                                             resource_name=r.resource_name)
+            for r in body.resources or []
+        ])
+    return build
+
+
 def _err_elect_leaders(_h, body, version, code):
     cls = _response_class(43)
     tcls, pcls = cls.ReplicaElectionResult, cls.ReplicaElectionResult.PartitionResult
@@ -682,6 +717,8 @@ _ERROR_BUILDERS = {
     22: _err_init_producer_id,
     23: _err_offset_for_leader_epoch,
     32: _err_describe_configs,
+    33: _err_alter_configs(33),
+    44: _err_alter_configs(44),
     43: _err_elect_leaders,
     45: _err_alter_reassignments,
     46: _err_list_reassignments,

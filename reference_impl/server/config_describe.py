@@ -4,8 +4,9 @@ Kafka brokers answer DescribeConfigs themselves (it is not forwarded to the cont
 names one broker (its own id, or "" for the cluster-wide defaults) and is answered from that broker's
 configuration; a TOPIC resource is answered from the metadata (topic-level config records) falling back to
 the cluster-wide dynamic defaults and then to the node's own settings. Each value carries its source, as
-Kafka reports it (``ConfigSource`` numbers): 1 DYNAMIC_TOPIC_CONFIG (a topic override), 3
-DYNAMIC_DEFAULT_BROKER_CONFIG (a cluster-wide config record), 4 STATIC_BROKER_CONFIG (set in the node's
+Kafka reports it (``ConfigSource`` numbers): 1 DYNAMIC_TOPIC_CONFIG (a topic override), 2
+DYNAMIC_BROKER_CONFIG (a config record for this broker's id), 3 DYNAMIC_DEFAULT_BROKER_CONFIG (a
+cluster-wide config record), 4 STATIC_BROKER_CONFIG (set in the node's
 properties file), 5 DEFAULT_CONFIG (the built-in default, ``is_default``). A client's "modified only"
 filter (kafka-python's default for ``describe_configs``) hides sources 3-5, as it would against Kafka;
 ask with ``config_filter='all'`` to see every value.
@@ -22,6 +23,7 @@ from reference_impl.server import services as sv
 from reference_impl.server.config import PARSERS, Endpoint, NodeConfig
 
 DYNAMIC_TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
@@ -30,6 +32,14 @@ DEFAULT_CONFIG = 5
 # (Kafka's topic/broker synonyms: min.insync.replicas, unclean.leader.election.enable, the flush policy).
 TOPIC_KEYS: tuple[str, ...] = ("flush.messages", "flush.ms", "min.insync.replicas",
                                "unclean.leader.election.enable")
+
+# The keys AlterConfigs / IncrementalAlterConfigs may change (``config_alter``); they are described as
+# writable (read_only False), the rest of a broker's settings as read-only.
+BROKER_DYNAMIC_KEYS = frozenset({
+    "reassignment.mode", "reassignment.parallel.replica.count", "reassignment.parallel.partition.count",
+    "reassignment.parallel.leader.movements", "unclean.leader.election.enable",
+})
+TOPIC_DYNAMIC_KEYS = frozenset({"min.insync.replicas", "unclean.leader.election.enable"})
 
 
 def render(value: object) -> str | None:
@@ -67,12 +77,16 @@ def _select(entries: list[sv.ConfigEntry], keys: list[str] | None) -> tuple[sv.C
 
 
 def describe_broker(config: NodeConfig, name: str, keys: list[str] | None,
-                    cluster_configs: Mapping[str, str] | None = None) -> sv.ConfigResourceResult:
+                    cluster_configs: Mapping[str, str] | None = None,
+                    broker_configs: Mapping[str, str] | None = None) -> sv.ConfigResourceResult:
     """A BROKER resource: this node's settings (``name`` = its id) or the cluster-wide defaults (``""``).
 
     Another broker's id is refused with INVALID_REQUEST, as Kafka's broker refuses it: the client must ask
-    that broker. Static settings are read-only here (there is no AlterConfigs for broker settings)."""
+    that broker. Kafka's precedence gives each value and its source: this node's dynamic override
+    (``broker_configs``, DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG),
+    the node's file (STATIC_BROKER_CONFIG), the built-in default. Only ``BROKER_DYNAMIC_KEYS`` are writable."""
     cluster = dict(cluster_configs or {})
+    own = dict(broker_configs or {})
     if name == "":
         entries = [_entry(k, v, DYNAMIC_DEFAULT_BROKER_CONFIG, False) for k, v in sorted(cluster.items())]
         return sv.ConfigResourceResult(sv.RESOURCE_BROKER, name, Errors.NONE, None, _select(entries, keys))
@@ -81,10 +95,13 @@ def describe_broker(config: NodeConfig, name: str, keys: list[str] | None,
                                        f"unexpected broker id: expected {config.node_id} or empty, got {name!r}")
     entries = []
     for key in sorted(PARSERS):
-        if key in cluster and key not in config.explicit_keys:
-            entries.append(_entry(key, cluster[key], DYNAMIC_DEFAULT_BROKER_CONFIG, False))
+        read_only = key not in BROKER_DYNAMIC_KEYS
+        if key in own:
+            entries.append(_entry(key, own[key], DYNAMIC_BROKER_CONFIG, read_only))
+        elif key in cluster:
+            entries.append(_entry(key, cluster[key], DYNAMIC_DEFAULT_BROKER_CONFIG, read_only))
         else:
-            entries.append(_entry(key, node_value(config, key), node_source(config, key), True))
+            entries.append(_entry(key, node_value(config, key), node_source(config, key), read_only))
     return sv.ConfigResourceResult(sv.RESOURCE_BROKER, name, Errors.NONE, None, _select(entries, keys))
 
 
@@ -112,11 +129,12 @@ def describe_topic(config: NodeConfig, name: str, keys: list[str] | None, exists
 
 def describe(config: NodeConfig, resource_type: int, name: str, keys: list[str] | None, *,
              topic_exists: bool, topic_configs: Mapping[str, str] | None,
-             cluster_configs: Mapping[str, str] | None) -> sv.ConfigResourceResult:
+             cluster_configs: Mapping[str, str] | None,
+             broker_configs: Mapping[str, str] | None = None) -> sv.ConfigResourceResult:
     """Dispatch on the resource type; other types get INVALID_REQUEST (Kafka's answer for a type the
-    node does not describe)."""
+    node does not describe). ``broker_configs``: this node's own dynamic overrides."""
     if resource_type == sv.RESOURCE_BROKER:
-        return describe_broker(config, name, keys, cluster_configs)
+        return describe_broker(config, name, keys, cluster_configs, broker_configs)
     if resource_type == sv.RESOURCE_TOPIC:
         return describe_topic(config, name, keys, topic_exists, topic_configs, cluster_configs)
     return sv.ConfigResourceResult(resource_type, name, Errors.INVALID_REQUEST,

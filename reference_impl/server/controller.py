@@ -14,11 +14,14 @@ and only then lets it take effect (C1):
 At start the whole metadata log is replayed through the same ``replay``. Brokers reach the controller with
 Kafka framing: BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and kraftcheck's
 MetadataLogFetch (10000, a long-polling pull of whole batches). Admin APIs (CreateTopics,
-AlterPartitionReassignments 0-1, ListPartitionReassignments, ElectLeaders, DescribeConfigs) are served by
-the wire layer's handlers with ``AdminServices`` implemented here; brokers forward clients' admin requests.
+AlterPartitionReassignments 0-1, ListPartitionReassignments, ElectLeaders, DescribeConfigs, AlterConfigs
+0-2, IncrementalAlterConfigs 0-1) are served by the wire layer's handlers with ``AdminServices``
+implemented here; brokers forward clients' admin requests.
 Timers: session timeouts (C6), KIP-435 incremental steps and pending elections are polled every 100 ms.
-SIGHUP re-reads the config file and commits changed KIP-435 parallelism settings (dynamic, cluster-wide,
-affecting only the next step, seed 002); the wire layer has no AlterConfigs, so this is the dynamic path.
+Dynamic configuration: (Incremental)AlterConfigs commit ``reassignment.mode``, the KIP-435 parallelism
+settings and the election / min-ISR keys as ConfigRecords (``config_alter`` says which keys, on which
+resources); a change affects only reassignments and steps planned after it (seed 002). SIGHUP re-reads the
+config file and commits changed dynamic keys the same way, as cluster-wide ConfigRecords.
 
 Deliberate bugs acting here: ``metadata-no-fsync`` (C1) and ``unclean-without-opt-in`` (C12).
 """
@@ -214,13 +217,13 @@ class Controller:
                                           records=recs)
 
     # ------------------------------------------------------------------ dynamic configuration (KIP-435)
-    DYNAMIC_KEYS = ("reassignment.parallel.replica.count", "reassignment.parallel.partition.count",
-                    "reassignment.parallel.leader.movements")
+    DYNAMIC_KEYS = ("reassignment.mode", "reassignment.parallel.replica.count",
+                    "reassignment.parallel.partition.count", "reassignment.parallel.leader.movements")
 
     async def reload_dynamic_config(self, path: str) -> list[tuple[str, str]]:
-        """SIGHUP: re-read the config file and commit changed KIP-435 parallelism settings as cluster-level
-        ConfigRecords (seed 002: dynamic, cluster-wide; a change affects only steps planned after it).
-        Other keys need a restart. An invalid file is logged and ignored. Returns the changes committed."""
+        """SIGHUP: re-read the config file and commit changed ``reassignment.mode`` / KIP-435 parallelism
+        settings as cluster-level ConfigRecords, the records AlterConfigs on resource "" commits (seed 002:
+        dynamic, cluster-wide; a change affects only steps planned after it). Other keys need a restart. An invalid file is logged and ignored. Returns the changes committed."""
         from reference_impl.server.config import ConfigError, load_config
 
         try:
@@ -298,6 +301,15 @@ class AdminServicesImpl:
     async def describe_configs(self, resources):
         """DescribeConfigs from the controller's configuration and config records."""
         return [self.c.core.describe_config(rt, name, keys) for rt, name, keys in resources]
+
+    async def alter_configs(self, resources, incremental, validate_only):
+        """AlterConfigs / IncrementalAlterConfigs: dynamic keys committed as ConfigRecords (one change)."""
+        results = await self.c.change(lambda: self.c.core.alter_configs(resources, incremental, validate_only))
+        for res, r in zip(resources, results, strict=True):
+            outcome = "validated" if validate_only else "committed"
+            log(self.c.node, f"alter configs {res.resource_type}/{res.resource_name!r} {list(res.configs)}: "
+                             f"{outcome if r.error == Errors.NONE else Errors(r.error).name}")
+        return results
 
     async def elect_leaders(self, election_type, partitions, timeout_ms):
         """Preferred (0) or unclean (1) elections (C10, C12)."""

@@ -21,6 +21,7 @@ from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.records import PartitionState
 from reference_impl.server import services as sv
 from reference_impl.server.config import NodeConfig
+from reference_impl.server.config_alter import RESOURCE_KINDS, plan_alter
 from reference_impl.server.config_describe import describe
 
 Change = tuple[list[Any], Any]
@@ -51,7 +52,7 @@ class CoreAdapter:
             parallel_replica_count=config.reassignment_parallel_replica_count,
             parallel_partition_count=config.reassignment_parallel_partition_count,
             parallel_leader_movements=config.reassignment_parallel_leader_movements,
-            unclean_recovery_strategy=config.unclean_recovery_strategy))
+            unclean_recovery_strategy=config.unclean_recovery_strategy, node_id=str(config.node_id)))
         self.rng = random.Random(os.urandom(16))
 
     # ------------------------------------------------------------------ replay and queries
@@ -153,7 +154,32 @@ class CoreAdapter:
         settings) or this node's BROKER resource (its id or ""); see ``config_describe``."""
         return describe(self.node_config, resource_type, name, keys, topic_exists=name in self.core.topics,
                         topic_configs=self.core.configs.get(("topic", name), {}),
-                        cluster_configs=self.core.configs.get(("broker", ""), {}))
+                        cluster_configs=self.core.configs.get(("broker", ""), {}),
+                        broker_configs=self.core.configs.get(("broker", str(self.node_config.node_id)), {}))
+
+    def alter_configs(self, resources: list[sv.AlterConfigsResource], incremental: bool,
+                      validate_only: bool) -> Change:
+        """AlterConfigs / IncrementalAlterConfigs: each resource planned (``config_alter``), every change a
+        ConfigRecord from the core's ``set_config``; a resource is all-or-nothing, ``validate_only``
+        commits nothing. KIP-435 settings and ``reassignment.mode`` take effect from the next step."""
+        records: list[Any] = []
+        results = []
+        for res in resources:
+            kind = RESOURCE_KINDS.get(res.resource_type)
+            current = self.core.configs.get((kind or "", res.resource_name), {})
+            plan = plan_alter(res, incremental=incremental, current=current,
+                              topic_exists=res.resource_name in self.core.topics)
+            error, message, resource_records = plan.error, plan.message, []
+            for key, value in plan.changes if plan.ok else ():
+                r = self.core.set_config(kind, res.resource_name, key, value)
+                if not r.response.ok:
+                    error, message, resource_records = r.response.code, r.response.message, []
+                    break
+                resource_records += r.records
+            if not validate_only:
+                records += resource_records
+            results.append(sv.AlterConfigsResult(res.resource_type, res.resource_name, error, message))
+        return records, results
 
     def elect_leaders(self, election_type: int, partitions: list[sv.TopicPartition] | None) -> Change:
         """ElectLeaders (C10, C12)."""

@@ -324,6 +324,27 @@ class ConfigResourceResult:
 
 
 @dataclass(frozen=True)
+class AlterConfigsResource:
+    """One resource of an AlterConfigs (33) / IncrementalAlterConfigs (44) request. ``configs`` holds
+    ``(name, operation, value)``; operation is Kafka's AlterConfigOp (0 SET, 1 DELETE, 2 APPEND,
+    3 SUBTRACT); AlterConfigs entries are all SET (the whole dynamic set of the resource is replaced)."""
+
+    resource_type: int
+    resource_name: str
+    configs: tuple[tuple[str, int, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterConfigsResult:
+    """The answer for one resource of an AlterConfigs / IncrementalAlterConfigs request."""
+
+    resource_type: int
+    resource_name: str
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
 class TopicPartition:
     """A (topic, partition) pair."""
 
@@ -451,7 +472,8 @@ class BrokerServices(Protocol):
 class AdminServices(Protocol):
     """The admin APIs, served where the cluster metadata is decided (the controller process).
 
-    ``client_apis.ClientApiHandlers(admin=...)`` handles CreateTopics, DescribeConfigs, ElectLeaders,
+    ``client_apis.ClientApiHandlers(admin=...)`` handles CreateTopics, DescribeConfigs, AlterConfigs,
+    IncrementalAlterConfigs, ElectLeaders,
     AlterPartitionReassignments and ListPartitionReassignments locally with this object; without one,
     they are forwarded through ``BrokerServices.forward_to_controller``. Each method completes once the
     change is committed to the metadata log (C1), or returns the validation error without change.
@@ -466,6 +488,13 @@ class AdminServices(Protocol):
         self, resources: list[tuple[int, str, list[str] | None]]
     ) -> list[ConfigResourceResult]:
         """Describe ``(resource_type, resource_name, config_names or None for all)`` resources."""
+
+    async def alter_configs(
+        self, resources: list[AlterConfigsResource], incremental: bool, validate_only: bool
+    ) -> list[AlterConfigsResult]:
+        """Change dynamic configs (committed as ConfigRecords); ``incremental`` False replaces the resource's
+        whole dynamic set (AlterConfigs), True applies the listed operations (IncrementalAlterConfigs);
+        ``validate_only`` checks without committing. Results in request order."""
 
     async def elect_leaders(
         self, election_type: int, partitions: list[TopicPartition] | None, timeout_ms: int

@@ -14,6 +14,8 @@ import struct
 from dataclasses import dataclass
 
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     CreateTopicsRequest,
@@ -24,6 +26,8 @@ from kafka.protocol.admin import (
     DescribeConfigsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
@@ -89,6 +93,8 @@ CLIENT_APIS: tuple[ApiSpec, ...] = (
     ApiSpec(22, InitProducerIdRequest, InitProducerIdResponse, 0, 4),
     ApiSpec(23, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, 2, 4),
     ApiSpec(32, DescribeConfigsRequest, DescribeConfigsResponse, 1, 4),
+    ApiSpec(33, AlterConfigsRequest, AlterConfigsResponse, 0, 2),
+    ApiSpec(44, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, 0, 1),
     ApiSpec(43, ElectLeadersRequest, ElectLeadersResponse, 0, 2),
     ApiSpec(45, AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, 0, 1),
     ApiSpec(46, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, 0, 0),

@@ -139,6 +139,6 @@ def test_unknown_topic_in_metadata_and_produce():
 
 def test_controller_side_handlers_serve_admin_only():
     handlers = ClientApiHandlers(admin=MemoryServices())
-    assert set(handlers.own_apis()) == {18, 19, 32, 43, 45, 46}
+    assert set(handlers.own_apis()) == {18, 19, 32, 33, 43, 44, 45, 46}
     with pytest.raises(ValueError):
         ClientApiHandlers()

@@ -67,6 +67,11 @@ def request_for(api_key: int, version: int):
         return cls(resources=[cls.DescribeConfigsResource(resource_type=2, resource_name="t",
                                                           configuration_keys=None)],
                    include_synonyms=False, include_documentation=False)
+    if api_key in (33, 44):
+        r = cls.AlterConfigsResource
+        entry = (r.AlterableConfig(name="reassignment.mode", config_operation=0, value="incremental")
+                 if api_key == 44 else r.AlterableConfig(name="reassignment.mode", value="incremental"))
+        return cls(resources=[r(resource_type=4, resource_name="", configs=[entry])], validate_only=False)
     if api_key == 43:
         return cls(election_type=0, topic_partitions=[cls.TopicPartitions(topic="t", partitions=[0])],
                    timeout_ms=1000)
@@ -153,6 +158,10 @@ def test_every_client_api_version_roundtrips(handlers, api_key, version):
         assert (p.leader_epoch, p.end_offset) == (0, 3)
     elif api_key == 32:
         assert parsed.results[0].configs[0].name == "min.insync.replicas"
+    elif api_key in (33, 44):
+        (r,) = parsed.responses
+        assert (r.error_code, r.resource_type, r.resource_name) == (0, 4, "")
+        assert handlers.admin.configs[(4, "")] == {"reassignment.mode": "incremental"}
     elif api_key == 43:
         assert parsed.replica_election_results[0].partition_result[0].error_code == 84
     elif api_key == 45:

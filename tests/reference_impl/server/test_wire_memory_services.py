@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from reference_impl.protocol.errors import Errors
 from reference_impl.server import services as sv
+from reference_impl.server.config_alter import plan_alter
 from reference_impl.server.wire.records import assign_offsets, iter_batches
 
 
@@ -38,6 +39,7 @@ class MemoryServices:
         self.topics: dict[str, list[MemoryPartition]] = {}
         self.topic_ids: dict[str, str] = {}
         self.reassignments: dict[tuple[str, int], tuple[int, ...]] = {}
+        self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.changed = asyncio.Condition()
         self._producer_ids = itertools.count(1000)
         self._dedupe: dict[tuple[int, int, int], int] = {}
@@ -190,6 +192,20 @@ class MemoryServices:
             sv.ConfigResourceResult(rt, name, configs=(sv.ConfigEntry("min.insync.replicas", "1"),))
             for rt, name, _keys in resources
         ]
+
+    async def alter_configs(self, resources, incremental, validate_only):
+        out = []
+        for res in resources:
+            current = self.configs.setdefault((res.resource_type, res.resource_name), {})
+            plan = plan_alter(res, incremental=incremental, current=current, topic_exists=res.resource_name in self.topics)
+            if plan.ok and not validate_only:
+                for key, value in plan.changes:
+                    if value is None:
+                        current.pop(key, None)
+                    else:
+                        current[key] = value
+            out.append(sv.AlterConfigsResult(res.resource_type, res.resource_name, plan.error, plan.message))
+        return out
 
     async def elect_leaders(self, election_type, partitions, timeout_ms):
         return [sv.ElectionResult(p.topic, p.partition, Errors.ELECTION_NOT_NEEDED) for p in partitions or []]
