@@ -1,4 +1,5 @@
-"""Admin faults through the Kafka admin API (kafka-python): reassignments, cancels, elections.
+"""Admin faults through the Kafka admin API (kafka-python): reassignments, cancels, elections, and live
+switches of the reassignment mode / KIP-435 parallelism.
 
 Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is drawn from
 ``value["pick"]`` unless given):
@@ -9,7 +10,17 @@ Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is draw
   ``grow``/``shrink`` change it with KIP-860's AllowReplicationFactorChange=true; the
   ``-without-flag`` kinds send the same change with the flag false, which the controller must refuse
   with INVALID_REPLICATION_FACTOR (the KIP-860 guard). Whether the reassignment runs all at once or
-  incrementally (KIP-435) is the controller's ``reassignment.mode`` config, chosen per run.
+  incrementally (KIP-435) is the controller's ``reassignment.mode``: the run's setting until a
+  ``reassignment-config`` op switches it live.
+- ``reassignment-config`` ``{"kind": incremental|all-at-once|parallel}``: IncrementalAlterConfigs on the
+  cluster-wide BROKER resource (name ``""``): ``incremental`` sets ``reassignment.mode=incremental`` and a
+  seeded ``reassignment.parallel.replica.count``; ``all-at-once`` switches back; ``parallel`` draws the
+  three KIP-435 parallelism settings. Seed 002: each change affects only steps planned after it.
+  kafka-python's public ``alter_configs`` refuses a BROKER resource named ``""`` (it wants a broker id),
+  so the request is built by its own ``_alter_configs_request`` and sent through its client's manager
+  (to any broker, which forwards it to the controller). Evidence: DescribeConfigs of ``""`` before and
+  after (value and Kafka config source); ``effective`` when the answer is OK and every value set reads
+  back from the cluster-wide dynamic config (``DYNAMIC_DEFAULT_BROKER_CONFIG``).
 - ``cancel-reassignment``: cancels an ongoing reassignment (ListPartitionReassignments first); with
   none in progress the request is still sent and answered NO_REASSIGNMENT_IN_PROGRESS.
 - ``elect-preferred`` / ``elect-unclean``: ElectLeaders over every partition of the topic.
@@ -30,6 +41,9 @@ from typing import Any
 from nemesis.base import NemesisUnsupported
 
 RF_GUARD_ERROR = "InvalidReplicationFactorError"
+REASSIGNMENT_KEYS = ("reassignment.mode", "reassignment.parallel.replica.count",
+                     "reassignment.parallel.partition.count", "reassignment.parallel.leader.movements")
+CLUSTER_DEFAULT_SOURCE = "DYNAMIC_DEFAULT_BROKER_CONFIG"
 
 
 def _err_name(err: Any) -> str | None:
@@ -62,10 +76,56 @@ def plan_reassignment(kind: str, replicas: list[int], brokers: list[int], rng: r
     raise ValueError(f"unknown reassignment kind {kind!r}")
 
 
-class AdminNemesis:
-    """reassign / cancel-reassignment / elect-preferred / elect-unclean (see the module docstring)."""
+def plan_reassignment_config(kind: str, rng: random.Random) -> dict[str, str]:
+    """The cluster-wide config values a ``reassignment-config`` op of ``kind`` sets (seeded by ``rng``)."""
+    if kind == "incremental":
+        return {"reassignment.mode": "incremental", "reassignment.parallel.replica.count": str(rng.choice([1, 2]))}
+    if kind == "all-at-once":
+        return {"reassignment.mode": "all-at-once"}
+    if kind == "parallel":
+        return {"reassignment.parallel.replica.count": str(rng.choice([1, 2, 3])),
+                "reassignment.parallel.partition.count": str(rng.choice([1, 2, 4])),
+                "reassignment.parallel.leader.movements": str(rng.choice([1, 2]))}
+    raise ValueError(f"unknown reassignment-config kind {kind!r}")
 
-    FS = {"reassign", "cancel-reassignment", "elect-preferred", "elect-unclean"}
+
+def _send(admin: Any, request: Any) -> Any:
+    async def send():
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
+def alter_cluster_configs(admin: Any, configs: dict[str, str | None], *, incremental: bool = True,
+                          validate_only: bool = False) -> str:
+    """Set (value) or delete (None) cluster-wide BROKER configs (resource ``""``) with kafka-python's
+    IncrementalAlterConfigs (or legacy AlterConfigs, which replaces the whole set); returns kafka-python's
+    per-resource outcome: ``"OK"`` or the error's text."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+
+    entries: dict[str, Any] = {k: ((AlterConfigOp.DELETE, None) if v is None else v) for k, v in configs.items()}
+    resource = ConfigResource(ConfigResourceType.BROKER, "", configs=entries)
+    request = KafkaAdminClient._alter_configs_request([resource], validate_only, incremental)
+    response = _send(admin, request)
+    return KafkaAdminClient._alter_configs_process_responses(response.responses)["broker"][""]
+
+
+def describe_cluster_configs(admin: Any) -> dict[str, dict]:
+    """The cluster-wide BROKER configs (resource ``""``): name -> {"value", "config_source"}."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    request = KafkaAdminClient._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")])
+    described = KafkaAdminClient._describe_configs_process_responses([_send(admin, request)], "all")
+    return {k: {"value": v.get("value"), "config_source": v.get("config_source")}
+            for k, v in described.get("broker", {}).get("", {}).items()}
+
+
+class AdminNemesis:
+    """reassign / cancel-reassignment / elect-preferred / elect-unclean / reassignment-config (see the
+    module docstring)."""
+
+    FS = {"reassign", "cancel-reassignment", "elect-preferred", "elect-unclean", "reassignment-config"}
 
     def __init__(self, request_timeout_ms: int = 15_000):
         self.request_timeout_ms = request_timeout_ms
@@ -228,8 +288,27 @@ class AdminNemesis:
     def _elect_unclean(self, run: Any, value: dict) -> dict:
         return self._elect(run, value, 1)
 
+    def _reassignment_config(self, run: Any, value: dict) -> dict:
+        kind = value.get("kind", "incremental")
+        wanted = plan_reassignment_config(kind, random.Random(value.get("pick", 0)))
+        admin = self.admin(run)
+        before = {k: v for k, v in describe_cluster_configs(admin).items() if k in REASSIGNMENT_KEYS}
+        answer = alter_cluster_configs(admin, wanted)
+        # DescribeConfigs is answered by a broker from its metadata image: give it a moment to apply.
+        deadline = time.monotonic() + 10
+        while True:
+            after = {k: v for k, v in describe_cluster_configs(admin).items() if k in REASSIGNMENT_KEYS}
+            applied = all(after.get(k, {}).get("value") == v and after[k]["config_source"] == CLUSTER_DEFAULT_SOURCE
+                          for k, v in wanted.items())
+            if applied or answer != "OK" or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        return {"configs": wanted, "answer": answer, "configs_before": before, "configs_after": after,
+                "effective": answer == "OK" and applied}
+
     def heal_all(self, run: Any) -> dict:
-        """Nothing to undo: reassignments are protocol operations the cluster must complete itself."""
+        """Nothing to undo: reassignments are protocol operations the cluster must complete itself, and a
+        switched reassignment mode or parallelism still completes every reassignment (only the steps differ)."""
         return {"effective": True}
 
     def teardown(self, run: Any) -> None:

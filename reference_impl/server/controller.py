@@ -134,6 +134,11 @@ class Controller:
             self.tracer.emit("metadata_applied", topic=topic, topic_id=record.topic_id,
                              partition=record.partition_id, offset=offset, record=kind, source="controller",
                              **(state.as_dict() if state is not None else {}))
+        elif isinstance(record, rec.ConfigRecord):
+            # Dynamic config (AlterConfigs, SIGHUP): the offset orders it against reassignment steps (seed 002).
+            self.tracer.emit("config_changed", resource_type=record.resource_type,
+                             resource_name=record.resource_name, name=record.name, value=record.value,
+                             offset=offset, source="controller")
         elif isinstance(record, rec.BrokerRegistrationChangeRecord):
             self.tracer.emit("broker_registration_change", broker=record.broker_id, offset=offset,
                              fenced=record.fenced, in_controlled_shutdown=record.in_controlled_shutdown,
