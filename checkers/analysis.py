@@ -11,6 +11,7 @@ Returns::
 
     {"valid": True | False | "unknown",          # false > unknown > true over the checkers below
      "checkers": {name: result},                  # each result has "valid" + details naming ops/events
+     "not_checked": [str],                        # what the verdict does not cover, and why (see below)
      "profile": {"statuses": {kind: status}, "reasons": {...}, "inputs": {...}},
      "malformed": [{"file", "line", "reason"}],   # unusable lines; everything else was still checked
      "pairing_problems": [str]}                   # completions without invocations etc. (first 100)
@@ -18,8 +19,10 @@ Returns::
 Checkers run: ``queue`` (``checkers/queue_checker.py``), ``invariants`` (``checkers/invariants``; every
 invariant ``unknown`` without a trace), ``linear`` (the linearizability engine in a subprocess, model
 ``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``).
-A checker result with ``"counted": false`` (the invariants without a trace) is reported but left out of
-the verdict.
+A checker result with ``"counted": false`` (the invariants without a trace; a linearizability failure
+the profile allows) is reported but left out of the verdict. Invariants no trace can show (I4, I5, I16 need
+log contents: the invariants result's ``not_checkable``) are ``unknown`` in their own entry but never make
+the run ``unknown``; ``not_checked`` lists both kinds in plain words (the report shows it).
 A checker that raises yields ``unknown`` with the error (``checkers.base.run_checker``), never a crash.
 Malformed history lines do not change the verdict by themselves (they are listed); a history with no
 usable op at all is ``unknown``.
@@ -85,6 +88,18 @@ def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict)
     return checkers
 
 
+def not_checked(results: dict[str, dict]) -> list[str]:
+    """Plain sentences naming what the verdict does not cover: checkers left out of it (``"counted":
+    false``) and invariants the trace cannot show on any run (``not_checkable``), each with the reason."""
+    out = []
+    for name, res in results.items():
+        if res.get("counted", True) is False:
+            out.append(f"{name}: not counted in the verdict: {res.get('reason') or 'no reason given'}")
+        for inv, why in (res.get("not_checkable") or {}).items():
+            out.append(f"{name} {inv}: not checkable, left out of the verdict ({why})")
+    return out
+
+
 def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
               options: dict | None = None) -> dict[str, Any]:
     """Check one run's files; see the module docstring for the result."""
@@ -109,6 +124,7 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
     return {
         "valid": merge_valid(verdicts),
         "checkers": results,
+        "not_checked": not_checked(results),
         "profile": queue.get("profile"),
         "malformed": malformed,
         "pairing_problems": problems[:100],

@@ -41,6 +41,8 @@ def render(results: dict[str, Any]) -> str:
                      f"inputs {json.dumps(prof.get('inputs'), default=str)}")
     for m in results.get("malformed", []):
         lines.append(f"malformed: {m['file']}:{m['line']}: {m['reason']}")
+    for sentence in results.get("not_checked", []):
+        lines.append(f"not checked: {sentence}")
     for name, res in results["checkers"].items():
         lines.append(f"[{name}] valid={res.get('valid')}" + (f" error={res['error']}" if res.get("error") else ""))
         if name == "queue":

@@ -206,6 +206,9 @@ def render(spec: dict, ops: list[dict], results: dict, malformed: int = 0) -> st
             verdict = result.get("valid") if isinstance(result, dict) else result
             parts.append(f"<tr><td>{_esc(name)}</td><td>{_esc(verdict)}</td></tr>")
         parts.append("</table>")
+    if results.get("not_checked"):  # what the verdict does not cover, and why (checkers.analysis)
+        parts.append("<h2>Not checked</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in results["not_checked"])
+                     + "</ul>")
     coverage = results.get("coverage")
     if coverage:
         parts.append("<h2>Fault coverage</h2><table><tr><th>family</th><th>requested</th><th>attempted</th>"

@@ -8,7 +8,8 @@ unknown output; ``:fail :cas`` is a cas whose compare failed).
 
 Op meanings by ``f``: ``read``/``write``/``cas`` (register, cas-register), ``get``/``put``/``append`` (kv),
 ``send``/``poll``/``txn`` (kafka-log, split per key: every send and every non-empty per-key poll result
-becomes one operation with the op's interval). Keys: an op's ``key`` field (kv, independent registers)
+becomes one operation with the op's interval; an ok final read with end offsets - ``"final": true`` and
+``"ends": {k: int}`` - becomes one ``final-poll`` per key, empty results included). Keys: an op's ``key`` field (kv, independent registers)
 or the queue key; None for a single register.
 """
 
@@ -145,6 +146,10 @@ def _queue_ops(parts, inv, comp, ctype, call, ret, ref) -> None:
         mops = [["send", src[0], src[1]]] if isinstance(src, list) and len(src) == 2 else []
     elif f == "poll":
         mops = [["poll", cval]] if ctype == "ok" else []
+        ends = comp.get("ends") if comp is not None else None
+        if mops and isinstance(cval, dict) and isinstance(ends, dict) and (
+                inv.get("final") is True or comp.get("final") is True):
+            mops = _final_read(parts, cval, ends, call, ret, ref)
     else:
         mops = cval if ctype == "ok" and isinstance(cval, list) else inv.get("value") or []
     for mop in mops:
@@ -163,6 +168,26 @@ def _queue_ops(parts, inv, comp, ctype, call, ret, ref) -> None:
                 recs = tuple((p[0], p[1]) for p in pairs if isinstance(p, list) and len(p) == 2)
                 if recs:
                     parts[norm_key(k)].append(Operation(call, ret, ("poll", recs), None, ref))
+
+
+def _final_read(parts, value: dict, ends: dict, call, ret, ref) -> list:
+    """Split an ok final read (``"final": true`` with ``"ends"``) into one ``final-poll`` per key that has an
+    integer end offset; returns the micro-ops left for the ordinary poll rule (keys without an end offset).
+
+    A final read is a fresh consumer that took the end offsets and then read every key from the beginning
+    up to them (workloads/clients.py): it shows the whole log, so an empty result is a constraint ("the log
+    is empty"), not the absence of one as for an ordinary poll, which reads an arbitrary range."""
+    rest = {}
+    for k in set(value) | set(ends):
+        end = ends.get(k)
+        pairs = value.get(k) or []
+        if not isinstance(end, int) or isinstance(end, bool):
+            if k in value:
+                rest[k] = value[k]
+            continue
+        recs = tuple((p[0], p[1]) for p in pairs if isinstance(p, list) and len(p) == 2)
+        parts[norm_key(k)].append(Operation(call, ret, ("final-poll", (recs, end)), None, ref))
+    return [["poll", rest]] if rest else []
 
 
 _ETCD = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s+:(read|write|cas)\s+(.*?)\s*$")

@@ -122,7 +122,11 @@ class LogState:
 class KafkaLog:
     """One Kafka partition: ``("send", v)`` outputs the offset it was appended at (the log length then);
     ``("poll", ((o, v), ...))`` is legal when every returned record is in the log at that offset (a
-    consumer reads a range of the committed prefix). Offsets are dense: the log is non-transactional."""
+    consumer reads a range of the committed prefix). ``("final-poll", (((o, v), ...), end))`` is a read of
+    the *whole* log (a final read: end offset taken, then everything read from the beginning up to it): legal
+    when the log has exactly ``end`` records and the read returned each of them, offsets 0 .. end-1 in
+    order. Offsets are dense and start at 0: the log is non-transactional and kraftcheck runs never delete
+    (no retention), so the log start offset is 0."""
 
     name = "kafka-log"
 
@@ -144,8 +148,8 @@ class KafkaLog:
         observed: set[int] = set()
         for op in ops:
             f, arg = op.inp
-            if f == "poll":
-                for o, v in arg:
+            if f in ("poll", "final-poll"):
+                for o, v in (arg if f == "poll" else arg[0]):
                     if isinstance(o, int):
                         observed.add(o)
                         seen_at.setdefault(v, o)
@@ -174,6 +178,17 @@ class KafkaLog:
             lst, n = state.lst, state.n
             for o, v in arg:
                 if o is None or o >= n or lst[o] != v:
+                    return False, state
+            return True, state
+        if f == "final-poll":
+            # A read of the whole log at the instant its end offset was taken: an empty result with end 0
+            # after acknowledged sends is a lost prefix, not an unconstrained read (LRS under v3.5).
+            recs, end = arg
+            lst, n = state.lst, state.n
+            if n != end or len(recs) != n:
+                return False, state
+            for i, (o, v) in enumerate(recs):
+                if o != i or lst[i] != v:
                     return False, state
             return True, state
         return False, state

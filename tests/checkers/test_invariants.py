@@ -137,3 +137,46 @@ def test_lossy_restart_reported_before_registration():
 def test_i13_is_vacuously_valid_with_registrations_and_no_lossy_restart():
     inv = check_invariants({"variant": "kip966", "min_isr": 2}, [], healthy())["invariants"]
     assert inv["I13"]["valid"] is True
+
+
+def _observable_run():
+    """A healthy trace in which every observable invariant is evaluated, and a history (send, final read)."""
+    trace = healthy() + [rep(11, 13, 1, "role", role="leader", leader=1, leader_epoch=1),
+                         rep(11, 14, 1, "metadata_applied", isr=[1, 2, 3], leader=1, leader_epoch=1,
+                             partition_epoch=1),
+                         ctl(12, 15, partition_epoch=2)]
+    ops = [{"index": 0, "time": 5, "type": "invoke", "process": 0, "f": "send", "value": [0, 7]},
+           {"index": 1, "time": 11, "type": "ok", "process": 0, "f": "send", "value": [0, [0, 7]]},
+           {"index": 2, "time": 12, "type": "invoke", "process": 1, "f": "poll", "value": None, "final": True},
+           {"index": 3, "time": 13, "type": "ok", "process": 1, "f": "poll", "value": {"0": [[0, 7]]},
+            "final": True, "ends": {"0": 1}}]
+    return trace, ops
+
+
+def test_unobservable_invariants_are_named_and_do_not_make_the_verdict_unknown():
+    trace, ops = _observable_run()
+    res = check_invariants({"variant": "kip966", "topic": T, "min_isr": 2}, ops, trace)
+    unobservable = {"I4", "I5", "I16"}
+    assert set(res["not_checkable"]) == unobservable
+    assert all(res["not_checkable"][i].startswith("not observable: ") for i in unobservable)
+    for name, entry in res["invariants"].items():
+        assert entry["valid"] == ("unknown" if name in unobservable else True), (name, entry)
+    assert res["valid"] is True  # I4/I5/I16 unknown, yet the invariants verdict is valid
+
+
+def test_check_run_says_what_was_not_checked(tmp_path):
+    import json
+
+    from checkers.analysis import check_run
+    trace, ops = _observable_run()
+    hist, tr = tmp_path / "history.jsonl", tmp_path / "trace.jsonl"
+    hist.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    tr.write_text("".join(json.dumps({k: v for k, v in ev.items() if k != "_line"}) + "\n" for ev in trace))
+    res = check_run({"variant": "kip966", "topic": T, "min_isr": 2}, hist, tr, options={"linear": False})
+    assert res["valid"] is True, res["checkers"]["invariants"]
+    assert [s.split(":")[0] for s in res["not_checked"]] == ["invariants I4", "invariants I5", "invariants I16"]
+    assert "per-replica log contents" in res["not_checked"][0]
+    # Without a trace the whole invariants checker is left out of the verdict, and that is said too.
+    res = check_run({"variant": "kip966", "topic": T}, hist, None, options={"linear": False})
+    assert res["valid"] is True
+    assert res["not_checked"][0].startswith("invariants: not counted in the verdict: no trace given")

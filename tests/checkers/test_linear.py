@@ -217,3 +217,60 @@ def test_linear_checker_defers_to_the_profile(tmp_path):
     assert strict["valid"] is False and strict["status"] == "forbidden" and strict.get("counted", True)
     lossy = LinearChecker(time_limit_s=30).check({"acks": 1}, swapped, [])
     assert lossy["valid"] is False and lossy["status"] == "allowed" and lossy["counted"] is False
+
+
+def _lrs_history(final_value: dict, ends: dict | None) -> list[dict]:
+    """Last Replica Standing (v3.5) shape: three acknowledged sends at offsets 0-2 of key 0, then a final
+    read (fresh process, from the beginning) that returns ``final_value`` with end offsets ``ends``."""
+    ops: list[dict] = []
+
+    def emit(op):
+        op.update(index=len(ops), time=len(ops) * 10)
+        ops.append(op)
+
+    for o, v in enumerate((1, 2, 3)):
+        emit({"type": "invoke", "process": 0, "f": "send", "value": [0, v]})
+        emit({"type": "ok", "process": 0, "f": "send", "value": [0, [o, v]]})
+    emit({"type": "invoke", "process": "nemesis", "f": "kill", "value": None})
+    emit({"type": "info", "process": "nemesis", "f": "kill", "value": None})
+    emit({"type": "invoke", "process": 1, "f": "poll", "value": None, "final": True})
+    comp = {"type": "ok", "process": 1, "f": "poll", "value": final_value, "final": True}
+    if ends is not None:
+        comp["ends"] = ends
+    emit(comp)
+    return ops
+
+
+def test_kafka_log_empty_final_read_after_acknowledged_sends_is_not_linearizable():
+    # The blind spot seen in the LRS v3.5 reproduction: the final read reads key 0 from the beginning up to
+    # its end offset 0 and returns nothing, after three sends were acknowledged at offsets 0-2.
+    lost = check_partitions("kafka-log", to_partitions(_lrs_history({"0": []}, {"0": 0}), "kafka-log"), 30)
+    assert lost["valid"] is False, lost
+    assert lost["keys"]["0"]["valid"] is False
+    # The same shape with the records present is linearizable.
+    kept = _lrs_history({"0": [[0, 1], [1, 2], [2, 3]]}, {"0": 3})
+    assert check_partitions("kafka-log", to_partitions(kept, "kafka-log"), 30)["valid"] is True
+    # A final read that stops short of its end offset, or skips an offset below it, is not a full read.
+    short = _lrs_history({"0": [[0, 1], [1, 2]]}, {"0": 3})
+    assert check_partitions("kafka-log", to_partitions(short, "kafka-log"), 30)["valid"] is False
+    gap = _lrs_history({"0": [[0, 1], [2, 3]]}, {"0": 3})
+    assert check_partitions("kafka-log", to_partitions(gap, "kafka-log"), 30)["valid"] is False
+    # Without end offsets a final read is an ordinary poll (a range of the log): nothing read is no proof.
+    plain = _lrs_history({"0": []}, None)
+    assert check_partitions("kafka-log", to_partitions(plain, "kafka-log"), 30)["valid"] is True
+
+
+def test_kafka_log_final_read_may_precede_a_crashed_send():
+    # A crashed (info) send nobody read may take effect after the final read's end offsets were taken.
+    ops = _lrs_history({"0": [[0, 1], [1, 2], [2, 3]]}, {"0": 3})
+    ops[-2:-2] = [{"type": "invoke", "process": 2, "f": "send", "value": [0, 9], "index": -1, "time": 0}]
+    for i, op in enumerate(ops):
+        op["index"] = i
+    assert check_partitions("kafka-log", to_partitions(ops, "kafka-log"), 30)["valid"] is True
+
+
+def test_linear_checker_on_the_lrs_shape_defers_to_the_profile():
+    from checkers.linear.runner import LinearChecker
+    ops = _lrs_history({"0": []}, {"0": 0})
+    strict = LinearChecker(time_limit_s=30).check({"variant": "kip966"}, ops, [])
+    assert strict["valid"] is False and strict["status"] == "forbidden"
