@@ -11,8 +11,8 @@ Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is draw
   ``-without-flag`` kinds send the same change with the flag false, which the controller must refuse
   with INVALID_REPLICATION_FACTOR (the KIP-860 guard). Whether the reassignment runs all at once or
   incrementally (KIP-435) is the controller's ``reassignment.mode``: the run's setting until a
-  ``reassignment-config`` op switches it live.
-- ``reassignment-config`` ``{"kind": incremental|all-at-once|parallel}``: IncrementalAlterConfigs on the
+  ``set-reassignment-mode`` op switches it live.
+- ``set-reassignment-mode`` ``{"kind": incremental|all-at-once|parallel}``: IncrementalAlterConfigs on the
   cluster-wide BROKER resource (name ``""``): ``incremental`` sets ``reassignment.mode=incremental`` and a
   seeded ``reassignment.parallel.replica.count``; ``all-at-once`` switches back; ``parallel`` draws the
   three KIP-435 parallelism settings. Seed 002: each change affects only steps planned after it.
@@ -77,7 +77,7 @@ def plan_reassignment(kind: str, replicas: list[int], brokers: list[int], rng: r
 
 
 def plan_reassignment_config(kind: str, rng: random.Random) -> dict[str, str]:
-    """The cluster-wide config values a ``reassignment-config`` op of ``kind`` sets (seeded by ``rng``)."""
+    """The cluster-wide config values a ``set-reassignment-mode`` op of ``kind`` sets (seeded by ``rng``)."""
     if kind == "incremental":
         return {"reassignment.mode": "incremental", "reassignment.parallel.replica.count": str(rng.choice([1, 2]))}
     if kind == "all-at-once":
@@ -86,7 +86,7 @@ def plan_reassignment_config(kind: str, rng: random.Random) -> dict[str, str]:
         return {"reassignment.parallel.replica.count": str(rng.choice([1, 2, 3])),
                 "reassignment.parallel.partition.count": str(rng.choice([1, 2, 4])),
                 "reassignment.parallel.leader.movements": str(rng.choice([1, 2]))}
-    raise ValueError(f"unknown reassignment-config kind {kind!r}")
+    raise ValueError(f"unknown set-reassignment-mode kind {kind!r}")
 
 
 def _send(admin: Any, request: Any) -> Any:
@@ -122,10 +122,10 @@ def describe_cluster_configs(admin: Any) -> dict[str, dict]:
 
 
 class AdminNemesis:
-    """reassign / cancel-reassignment / elect-preferred / elect-unclean / reassignment-config (see the
+    """reassign / cancel-reassignment / elect-preferred / elect-unclean / set-reassignment-mode (see the
     module docstring)."""
 
-    FS = {"reassign", "cancel-reassignment", "elect-preferred", "elect-unclean", "reassignment-config"}
+    FS = {"reassign", "cancel-reassignment", "elect-preferred", "elect-unclean", "set-reassignment-mode"}
 
     def __init__(self, request_timeout_ms: int = 15_000):
         self.request_timeout_ms = request_timeout_ms
@@ -288,7 +288,7 @@ class AdminNemesis:
     def _elect_unclean(self, run: Any, value: dict) -> dict:
         return self._elect(run, value, 1)
 
-    def _reassignment_config(self, run: Any, value: dict) -> dict:
+    def _set_reassignment_mode(self, run: Any, value: dict) -> dict:
         kind = value.get("kind", "incremental")
         wanted = plan_reassignment_config(kind, random.Random(value.get("pick", 0)))
         admin = self.admin(run)

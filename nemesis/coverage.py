@@ -32,7 +32,7 @@ FAMILY_FS: dict[str, set[str]] = {
         "cancel-reassignment",
         "elect-preferred",
         "elect-unclean",
-        "reassignment-config",
+        "set-reassignment-mode",
     },
 }
 

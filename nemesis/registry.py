@@ -118,7 +118,7 @@ def families() -> dict[str, Family]:
                     choice_start("cancel-reassignment", "kind", ["any"]),
                     choice_start("elect-preferred", "kind", ["all"]),
                     choice_start("elect-unclean", "kind", ["all"]),
-                    choice_start("reassignment-config", "kind", ["incremental", "all-at-once", "parallel"]),
+                    choice_start("set-reassignment-mode", "kind", ["incremental", "all-at-once", "parallel"]),
                 ]
             ),
             None,

@@ -1,4 +1,4 @@
-"""Admin nemesis ``reassignment-config``: seeded values (pure), its place in the admin family's seeded
+"""Admin nemesis ``set-reassignment-mode``: seeded values (pure), its place in the admin family's seeded
 schedule, and the live switch through kafka-python against the reference cluster (jepsen)."""
 
 import random
@@ -25,9 +25,9 @@ def test_plan_reassignment_config_kinds():
 
 def test_admin_schedule_draws_every_reassignment_config_kind():
     ops = [op for _, op in Schedule([families()["admin"]], seed=5).take(200)]
-    kinds = {op["value"]["kind"] for op in ops if op["f"] == "reassignment-config"}
+    kinds = {op["value"]["kind"] for op in ops if op["f"] == "set-reassignment-mode"}
     assert kinds == {"incremental", "all-at-once", "parallel"}
-    assert F_FAMILY["reassignment-config"] == "admin"
+    assert F_FAMILY["set-reassignment-mode"] == "admin"
 
 
 @pytest.mark.jepsen
@@ -38,14 +38,14 @@ def test_reassignment_config_switches_live_on_the_reference_cluster(kraftcheck_c
     pkg = build_package("admin", seed=1)
     pkg.setup(run)
     try:
-        inc = pkg.execute(run, {"f": "reassignment-config", "value": {"kind": "incremental", "pick": 2}})
+        inc = pkg.execute(run, {"f": "set-reassignment-mode", "value": {"kind": "incremental", "pick": 2}})
         assert inc["type"] == "ok", inc.get("error")
         v = inc["value"]
         assert v["answer"] == "OK" and v["effective"] is True, v
         assert v["configs_after"]["reassignment.mode"] == {"value": "incremental",
                                                             "config_source": CLUSTER_DEFAULT_SOURCE}
         assert "reassignment.mode" not in v["configs_before"]
-        back = pkg.execute(run, {"f": "reassignment-config", "value": {"kind": "all-at-once"}})
+        back = pkg.execute(run, {"f": "set-reassignment-mode", "value": {"kind": "all-at-once"}})
         assert back["value"]["effective"] is True
         assert back["value"]["configs_before"]["reassignment.mode"]["value"] == "incremental"
         assert back["value"]["configs_after"]["reassignment.mode"]["value"] == "all-at-once"
