@@ -8,7 +8,10 @@ gives it sockets, files, clocks and signals, and nothing else. Two kinds of proc
   (``metadata_log``, fsynced, C1), replayed, and only then answered. It serves the inter-node APIs
   (BrokerRegistration 62, BrokerHeartbeat 63, AlterPartition 56, MetadataLogFetch 10000) and the admin APIs
   (``controller_core`` adapts the core to the wire layer's ``AdminServices``); timers fence expired sessions
-  (C6), advance KIP-435 steps and run opt-in unclean elections.
+  (C6), advance KIP-435 steps and run opt-in unclean elections. Dynamic configuration (``reassignment.mode``,
+  KIP-435 parallelism, election and min-ISR keys) arrives by AlterConfigs / IncrementalAlterConfigs
+  (``config_alter`` decides which keys on which resources) or SIGHUP, and is committed as ConfigRecords that
+  brokers apply too, so DescribeConfigs on any node reports the dynamic value and its source.
 - ``broker`` (``python -m reference_impl.server.broker --config FILE``): the lifecycle (B1-B5) from
   ``protocol.broker``, the metadata image from ``protocol.metadata_image`` fed by a long-polling pull of the
   controller's log (``controller_link``), one ``PartitionReplica`` per hosted partition over a file-backed
