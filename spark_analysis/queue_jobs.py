@@ -197,7 +197,8 @@ class QueueJobs:
                      .when(F.col("log_start"), F.struct("op", F.lit(None).cast("long").alias("v"),
                                                         F.lit(True).alias("start"))))
         base = F.last(sets_base, ignorenulls=True).over(before)
-        compared = (rows.where(F.col("is_reset") == 0).withColumn("base", base).where(F.col("base").isNotNull())
+        # The window must see the reset rows (they carry the log-start baseline): filter them afterwards.
+        compared = (rows.withColumn("base", base).where((F.col("is_reset") == 0) & F.col("base").isNotNull())
                     .select("run", "process", "key", "op", F.col("base.op").alias("base_op"),
                             F.col("base.v").alias("v_base"), F.col("base.start").alias("from_start"), "v_first"))
         finals = per_op.where(F.col("final")).select(
