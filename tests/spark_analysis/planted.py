@@ -86,6 +86,20 @@ def plant_internal_send_order(ops: list[dict], rng: random.Random) -> None:
                     return
 
 
+def plant_skip_after_seek(ops: list[dict], rng: random.Random) -> None:
+    """A consumer's first poll after its seek-to-beginning assign misses the key's first record
+    (poll-skip against the log-start baseline)."""
+    seen: set = set()
+    for op in ops:
+        p = op["process"]
+        if op["f"] == "poll" and op["type"] == "ok" and not op.get("final") and isinstance(p, int) and p not in seen:
+            seen.add(p)
+            for pairs in op["value"].values():
+                if len(pairs) >= 2 and pairs[0][0] == 0:
+                    pairs.pop(0)
+                    return
+
+
 def planted_history(n_ops: int, seed: int) -> list[dict]:
     """A synthetic history of about ``n_ops`` client ops with many kinds of planted anomalies."""
     rng = random.Random(seed)
@@ -96,6 +110,6 @@ def planted_history(n_ops: int, seed: int) -> list[dict]:
             ops = out[0]
     ops = copy.deepcopy(ops)
     for plant in (plant_g1a, plant_hwm_regression, plant_reversed_poll, plant_precommitted, plant_send_order,
-                  plant_lost_write, plant_internal_send_order):
+                  plant_lost_write, plant_internal_send_order, plant_skip_after_seek):
         plant(ops, rng)
     return ops
