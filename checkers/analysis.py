@@ -35,7 +35,8 @@ import os
 from typing import Any
 
 from checkers.base import merge_valid, run_checker
-from harness.history import iter_history, pair_ops
+from checkers.history_fast import read_ops
+from harness.history import pair_ops
 
 
 def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
@@ -65,7 +66,7 @@ def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
 def load_history(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:
     """Read a history, returning (ops, malformed as dicts)."""
     bad: list = []
-    ops = list(iter_history(path, bad))
+    ops = read_ops(path, bad)  # iter_history's result, read with orjson (checkers/history_fast.py)
     return ops, [{"file": m.path, "line": m.line, "reason": m.reason} for m in bad]
 
 

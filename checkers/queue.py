@@ -129,6 +129,7 @@ Contract changes (result shapes unchanged since version 1)
 from __future__ import annotations
 
 import gc
+import operator
 from collections import defaultdict
 from typing import Any
 
@@ -270,6 +271,8 @@ def lost_writes(a: QueueAnalysis) -> list[dict]:
     return out
 
 
+_first_item = operator.itemgetter(0)
+_INT = {int}
 _LOG_START = object()  # baseline after seek_to_beginning: "just before index 0"
 
 
@@ -335,6 +338,11 @@ def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
             # adjacent indices (delta 1) and need no lookups: the common case of a contiguous batch.
             dense = k not in vo.has_duplicates
             prev_i = first.get(seq[0][1])
+            if dense and prev_i is not None:
+                offs = list(map(_first_item, seq))
+                o0 = offs[0]
+                if type(o0) is int and offs == list(range(o0, o0 + len(offs))) and set(map(type, offs)) == _INT:
+                    continue  # one contiguous run of int offsets: every step is delta 1
             for pos in range(1, len(seq)):
                 if dense and prev_i is not None:
                     o1, o2 = seq[pos - 1][0], seq[pos][0]
@@ -395,7 +403,9 @@ def aborted_reads(a: QueueAnalysis) -> list[dict]:
     """G1a: ok reads of values whose send certainly failed."""
     out = set()
     failed = {kv: w for kv, w in a.writer.items() if w.type == "fail"}
-    if not failed:
+    # Only a failed value that some ok read returned can be an aborted read (the common case: none).
+    orv = a.ok_read_values
+    if not any(v in orv.get(k, ()) for k, v in failed):
         return []
     for r in a.recs:
         if r.type != "ok":
@@ -458,32 +468,45 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
     """ok sends that the final phase did not read back at their acknowledged offset."""
     if not a.has_final:
         return []
-    final_at: dict[tuple, Any] = {}      # (k, o) -> value, or a set when final reads disagree
-    final_vals: dict[Any, set] = defaultdict(set)
-    for r in a.recs:
-        if r.final and r.type == "ok":
-            for k, seq in r.reads.items():
-                final_vals[k].update([p[1] for p in seq])
-                for o, v in seq:
-                    if o is None:
-                        continue
-                    cur = final_at.get((k, o), _MISSING)
-                    if cur is _MISSING:
-                        final_at[(k, o)] = v
-                    elif isinstance(cur, _Several):
-                        cur.add(v)
-                    elif cur != v:
-                        final_at[(k, o)] = _Several((cur, v))
+    finals = [r for r in a.recs if r.final and r.type == "ok"]
+    final_at: dict[Any, dict] = {}   # k -> {o: value, or a _Several set when final reads disagree}
+    for r in finals:
+        for k, seq in r.reads.items():
+            at = final_at.get(k)
+            if at is None:
+                # Common case: the first final read of k, one value per offset (built in C by dict()).
+                at = dict(seq)
+                if len(at) == len(seq) and None not in at:
+                    final_at[k] = at
+                    continue
+                at = final_at[k] = {}
+            for o, v in seq:
+                if o is None:
+                    continue
+                cur = at.get(o, _MISSING)
+                if cur is _MISSING:
+                    at[o] = v
+                elif isinstance(cur, _Several):
+                    cur.add(v)
+                elif cur != v:
+                    at[o] = _Several((cur, v))
+    final_vals: dict[Any, set] | None = None  # k -> values any final ok read returned (for null offsets)
     out = []
+    empty: dict = {}
     for r in a.recs:
-        if r.type != "ok":
+        if r.type != "ok" or not r.sends:
             continue
         for k, v, o in r.sends:
             if o is None:
+                if final_vals is None:
+                    final_vals = defaultdict(set)
+                    for fr in finals:
+                        for fk, seq in fr.reads.items():
+                            final_vals[fk].update([p[1] for p in seq])
                 if v not in final_vals.get(k, ()):
                     out.append({"key": k, "offset": None, "value": v, "writer": r.index, "final_values": []})
             else:
-                got = final_at.get((k, o), _MISSING)
+                got = final_at.get(k, empty).get(o, _MISSING)
                 if got is _MISSING:
                     out.append({"key": k, "offset": o, "value": v, "writer": r.index, "final_values": []})
                 elif isinstance(got, _Several):
@@ -577,6 +600,62 @@ def hwm_regressions(a: QueueAnalysis) -> list[dict]:
     return out
 
 
+def realtime_checks(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
+    """``realtime_order(a), hwm_regressions(a)`` in one sweep (same rows, same order; the two kinds share
+    the event order and differ only in what they compare, so one pass does both)."""
+    rt_out: list[dict] = []
+    hwm_out: list[dict] = []
+    best_rt: dict = {}     # key -> ((offset, -op, -pos), op, offset, value)
+    best_hwm: dict = {}    # key -> ((hwm, -op, 0), op, hwm, None)
+    pending_rt: list = []
+    pending_hwm: list = []
+    now = None
+    for t, kind, r in _sweep(a):
+        if t != now:
+            # completions at the previous timestamp become visible (strictly earlier than what follows)
+            if pending_rt:
+                for k, cand, row in pending_rt:
+                    cur = best_rt.get(k)
+                    if cur is None or cand > cur[0]:
+                        best_rt[k] = (cand, *row)
+                pending_rt = []
+            if pending_hwm:
+                for k, cand, row in pending_hwm:
+                    cur = best_hwm.get(k)
+                    if cur is None or cand > cur[0]:
+                        best_hwm[k] = (cand, *row)
+                pending_hwm = []
+            now = t
+        sends, hwm = r.sends, r.hwm
+        if kind == 0:
+            if sends and best_rt:
+                for k, v, o in sends:
+                    if o is None:
+                        continue
+                    cur = best_rt.get(k)
+                    if cur is not None and cur[2] >= o:  # ties violate: offsets are unique
+                        rt_out.append({"key": k, "earlier": cur[1], "later": r.index, "offsets": [cur[2], o],
+                                       "values": [cur[3], v]})
+            if hwm and best_hwm:
+                for k, h in hwm.items():
+                    cur = best_hwm.get(k)
+                    if cur is not None and cur[2] > h:
+                        hwm_out.append({"key": k, "earlier": cur[1], "later": r.index, "hwms": [cur[2], h]})
+        else:
+            if sends:
+                index = r.index
+                for pos, (k, v, o) in enumerate(sends):
+                    if o is not None:
+                        pending_rt.append((k, (o, -index, -pos), (index, o, v)))
+            if hwm:
+                index = r.index
+                for k, h in hwm.items():
+                    pending_hwm.append((k, (h, -index, 0), (index, h, None)))
+    rt_out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
+    hwm_out.sort(key=lambda e: (e["key"], e["later"]))
+    return rt_out, hwm_out
+
+
 class no_gc:
     """Pause the cyclic garbage collector: the analysis allocates millions of small acyclic objects, and
     collections triggered by them cost a third of the time on large histories. Reference counting still
@@ -624,8 +703,7 @@ def anomalies_of(a: QueueAnalysis) -> dict[str, list[dict]]:
     res["precommitted-read"] = precommitted_reads(a)
     res["unseen"] = unseen(a)
     res["acked-unreadable"] = acked_unreadable(a)
-    res["realtime-order"] = realtime_order(a)
-    res["hwm-regression"] = hwm_regressions(a)
+    res["realtime-order"], res["hwm-regression"] = realtime_checks(a)
     if a.options.get("cycles", True):
         from checkers.queue_cycles import find_cycles
         res.update(find_cycles(a))

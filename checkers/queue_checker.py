@@ -32,11 +32,15 @@ class QueueChecker:
         options = dict(self.options)
         if "unseen_deadline_ns" not in options:
             options["unseen_deadline_ns"] = recovery_deadline(spec, history)
+        # The collector stays off until the analysis is freed: freeing it brings the allocation count back
+        # down, so re-enabling does not start a collection over millions of short-lived objects (seconds
+        # at 1 M ops).
         with no_gc():
             a = QueueAnalysis(history, options)
             found = anomalies_of(a)
-        profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
-        result = judge(found, profile, a)
+            profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
+            result = judge(found, profile, a)
+            del a
         result["unseen_deadline_ns"] = options["unseen_deadline_ns"]
         return result
 

@@ -13,6 +13,7 @@ is the common case, so a valid history costs one pass of Tarjan's algorithm.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import deque
 from typing import Any
 
@@ -186,83 +187,125 @@ def find_cycles(a) -> dict[str, list[dict]]:
     return result
 
 
+_first_item = operator.itemgetter(0)
+_INT_ONLY = {int}
+
+
 def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
     """True when the ww + wr + rt graph certainly has no cycle (Kahn's algorithm on a reduced graph).
 
     The reduction keeps reachability: writers of consecutive indices of a key are linked by ww edges, so
     of the values one op read from one key only the highest-index one needs its wr edge, plus any value
     whose chain up to that one passes an index without a writer in the graph.
+
+    Fast paths (the common case of a large valid history), same graph: a key whose offsets each carry one
+    value is walked offset by offset; in such a key without duplicates the index order is the offset
+    order, so a read sequence's highest-index value is its ``max`` pair, and when every index of the key
+    has a writer in the graph that value's edge is the only one needed.
     """
-    pos = {r.index: i for i, r in enumerate(nodes)}
     n = len(nodes)
-    writer = a.writer
+    pos = {r.index: i for i, r in enumerate(nodes)}
+    pos_get = pos.get
+    # (key, value) -> graph vertex of its writer, for writers in the graph
+    wnode: dict = {}
+    for kv, w in a.writer.items():
+        i = pos_get(w.index)
+        if i is not None:
+            wnode[kv] = i
+    wnode_get = wnode.get
     vo = a.vo
+    conflicts = vo.conflicts
+    first_value = vo._first_value
     succ: list[list[int]] = [[] for _ in range(n)]
     # ww chains and, per key, prefix counts of indices with no writer in the graph
     broken_prefix: dict = {}
     for k, offsets in vo.offsets.items():
-        prev_nodes: list[int] = []
         prefix = [0]
-        for i in range(len(offsets)):
-            vals = vo.values_at(k, i)
-            cur = []
-            for v in vals:
-                w = writer.get((k, v))
-                i = None if w is None else pos.get(w.index)
-                if i is not None:
-                    cur.append(i)
-            for p in prev_nodes:
-                for c in cur:
-                    if p != c:
-                        succ[p].append(c)
-            prefix.append(prefix[-1] + (0 if cur else 1))
-            prev_nodes = cur
+        broken = 0
+        key_conflicts = conflicts and any((k, o) in conflicts for o in offsets)
+        if not key_conflicts:
+            fv = first_value[k]
+            prev = None
+            for o in offsets:
+                c = wnode_get((k, fv[o]))
+                if c is None:
+                    broken += 1
+                elif prev is not None and prev != c:
+                    succ[prev].append(c)
+                prefix.append(broken)
+                prev = c
+        else:
+            prev_nodes: list[int] = []
+            for i in range(len(offsets)):
+                cur = [c for c in (wnode_get((k, v)) for v in vo.values_at(k, i)) if c is not None]
+                for p in prev_nodes:
+                    for c in cur:
+                        if p != c:
+                            succ[p].append(c)
+                broken += 0 if cur else 1
+                prefix.append(broken)
+                prev_nodes = cur
         broken_prefix[k] = prefix
+    # keys where the highest-index value of a read is its max (offset, value) pair and no index is broken
+    simple = {k for k in vo.offsets if k not in vo.has_duplicates and broken_prefix[k][-1] == 0
+              and not (conflicts and any(kk == k for kk, _ in conflicts))}
+    firsts = vo.first
     for j, r in enumerate(nodes):
         if r.type != "ok" or not r.reads:
             continue
         for k, seq in r.reads.items():
-            first = vo.first.get(k)
-            if not first or not seq:
+            if not seq:
+                continue
+            if k in simple and set(map(type, map(_first_item, seq))) == _INT_ONLY:
+                # every offset an int: index order is offset order, so the max pair has the top index
+                wi = wnode_get((k, max(seq)[1]))
+                if wi is not None and wi != j:
+                    succ[wi].append(j)
+                continue
+            first = firsts.get(k)
+            if not first:
                 continue
             idxs = [(first.get(v), v) for _, v in seq]
             idxs = [(i, v) for i, v in idxs if i is not None]
             if not idxs:
                 continue
-            top = max(i for i, _ in idxs)
+            top_i = max(i for i, _ in idxs)
             prefix = broken_prefix[k]
             for i, v in idxs:
-                if i == top or prefix[top + 1] - prefix[i + 1] > 0:
-                    w = writer.get((k, v))
-                    wi = None if w is None else pos.get(w.index)
+                if i == top_i or prefix[top_i + 1] - prefix[i + 1] > 0:
+                    wi = wnode_get((k, v))
                     if wi is not None and wi != j:
                         succ[wi].append(j)
     # realtime edges through barrier vertices (see the module docstring)
     times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
+    barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
     total = n + len(times)
-    succ.extend([] for _ in times)
-    for b in range(len(times) - 1):
-        succ[n + b].append(n + b + 1)
+    succ.extend([n + b + 1] for b in range(len(times) - 1))
+    succ.append([])
+    bisect_left = bisect.bisect_left
     for i, r in enumerate(nodes):
-        if r.complete_time is not None and r.type == "ok":
-            succ[i].append(n + bisect.bisect_left(times, r.complete_time))
+        if r.type == "ok" and r.complete_time is not None:
+            succ[i].append(barrier_of[r.complete_time])
         if r.invoke_time is not None:
-            b = bisect.bisect_left(times, r.invoke_time) - 1
+            b = bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation
             if b >= 0:
                 succ[n + b].append(i)
+    if not times:
+        succ.pop()
     indeg = [0] * total
     for lst in succ:
         for w in lst:
             indeg[w] += 1
     stack = [v for v in range(total) if indeg[v] == 0]
     removed = 0
+    pop, push = stack.pop, stack.append
     while stack:
-        v = stack.pop()
+        v = pop()
         removed += 1
         for w in succ[v]:
             indeg[w] -= 1
             if indeg[w] == 0:
-                stack.append(w)
+                push(w)
     return removed == total
 
 

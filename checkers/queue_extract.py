@@ -84,8 +84,11 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
     if not isinstance(result, dict):
         return
     reads = rec.reads
+    cached = _KEY_CACHE.get
     for k, pairs in result.items():
-        key = norm_key(k)
+        key = cached(k) if type(k) is str else None
+        if key is None:
+            key = norm_key(k)
         seq = reads.get(key)
         if seq is None:
             seq = reads[key] = []
@@ -177,10 +180,11 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
         return None
     if completion is None:
         rec = OpRec(invoke["index"], invoke["index"], invoke["process"], f, "info", invoke.get("time"),
-                    None, _is_final(invoke, None))
+                    None, invoke.get("final") is True)
     else:
         rec = OpRec(completion["index"], invoke["index"], invoke["process"], f, completion["type"],
-                    invoke.get("time"), completion.get("time"), _is_final(invoke, completion))
+                    invoke.get("time"), completion.get("time"),
+                    invoke.get("final") is True or completion.get("final") is True)  # _is_final, inlined
     if f == "assign":
         keys = invoke.get("value")
         rec.assign = [norm_key(k) for k in keys] if isinstance(keys, list) else []
