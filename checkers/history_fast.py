@@ -10,7 +10,8 @@ default fields and every malformed-line reason (``json``'s message) are the same
   whitespace) is decoded as text with ``errors="replace"`` and handed to ``json.loads``, as the reference;
 * an op the inlined check does not accept is judged by ``validate_op`` itself (same reason string);
 * a file with a carriage return anywhere is read by ``iter_history`` itself (text mode treats a lone
-  ``\\r`` as a line break, which would change line numbers).
+  ``\\r`` as a line break, which would change line numbers), and so is a file with a run of 19 or more
+  digits (orjson turns integers beyond 64 bits into floats; ``json`` keeps them exact).
 
 Without orjson installed the reference reader is used.
 """
@@ -28,6 +29,21 @@ except ImportError:  # pragma: no cover - orjson is a project dependency
     orjson = None
 
 
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))  # digits -> "0", anything else -> " "
+_CHUNK = 1 << 24
+
+
+def _has_big_int(data: bytes) -> bool:
+    """Whether ``data`` has a run of 19 or more digits anywhere: orjson reads integers beyond 64 bits as
+    floats where ``json`` keeps them exact, so such a file goes to the reference reader (a translate and
+    a substring search, in chunks: about 0.2 s for 200 MB)."""
+    run = b"0" * 19
+    for start in range(0, len(data), _CHUNK):
+        if run in data[start:start + _CHUNK + 18].translate(_DIGITS):
+            return True
+    return False
+
+
 def read_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = None) -> list[dict]:
     """The valid ops of a JSONL history in file order (``iter_history``'s result as a list); bad lines are
     appended to ``malformed``."""
@@ -36,7 +52,7 @@ def read_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
         return list(iter_history(path, malformed))
     with open(path, "rb") as fh:
         data = fh.read()
-    if b"\r" in data:
+    if b"\r" in data or _has_big_int(data):
         return list(iter_history(path, malformed))
     loads = orjson.loads
     types = OP_TYPES

@@ -147,6 +147,9 @@ SPARK_KINDS = KINDS[:15]
 CYCLE_KINDS = ("G0", "G1c", "G0-realtime", "G1c-realtime")
 
 
+_second = operator.itemgetter(1)
+
+
 def _none_first(x: Any) -> tuple:
     return (0, 0) if x is None else (1, x)
 
@@ -173,7 +176,7 @@ class QueueAnalysis:
                 ok = r.type == "ok"
                 for k, seq in r.reads.items():
                     if ok:
-                        ok_read_values[k].update([p[1] for p in seq])
+                        ok_read_values[k].update(map(_second, seq))
                     observe(k, seq)
         self.committed_info: set[int] = set()
         for r in self.recs:
@@ -271,8 +274,6 @@ def lost_writes(a: QueueAnalysis) -> list[dict]:
     return out
 
 
-_first_item = operator.itemgetter(0)
-_INT = {int}
 _LOG_START = object()  # baseline after seek_to_beginning: "just before index 0"
 
 
@@ -280,6 +281,7 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     """Per-process skips and backward jumps between successive polls of one key."""
     skips, nonmono = [], []
     vo = a.vo
+    firsts, empty = vo.first, {}
     baselines: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
     for r in a.recs:
         if r.f == "assign":
@@ -306,8 +308,9 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
             if prev is not None:
                 prev_op, v = prev
                 v2 = seq[0][1]
-                i1 = -1 if v is _LOG_START else vo.vindex(k, v)
-                i2 = vo.vindex(k, v2)
+                fk = firsts.get(k, empty)  # vo.vindex, inlined (hot)
+                i1 = -1 if v is _LOG_START else fk.get(v)
+                i2 = fk.get(v2)
                 if v is _LOG_START:
                     v = None
                 if i1 is not None and i2 is not None:
@@ -338,11 +341,6 @@ def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
             # adjacent indices (delta 1) and need no lookups: the common case of a contiguous batch.
             dense = k not in vo.has_duplicates
             prev_i = first.get(seq[0][1])
-            if dense and prev_i is not None:
-                offs = list(map(_first_item, seq))
-                o0 = offs[0]
-                if type(o0) is int and offs == list(range(o0, o0 + len(offs))) and set(map(type, offs)) == _INT:
-                    continue  # one contiguous run of int offsets: every step is delta 1
             for pos in range(1, len(seq)):
                 if dense and prev_i is not None:
                     o1, o2 = seq[pos - 1][0], seq[pos][0]
@@ -375,7 +373,7 @@ def _sends_by_key(r: OpRec) -> dict[Any, list]:
 def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     """nonmonotonic-send (across a process's ops) and int-nonmonotonic-send (inside one op)."""
     ext, internal = [], []
-    vo = a.vo
+    firsts, empty = a.vo.first, {}
     last_send: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
     for r in a.recs:
         if not r.sends or r.type not in ("ok", "info"):
@@ -383,13 +381,14 @@ def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
         base = last_send[r.process]
         for k, vals in _sends_by_key(r).items():
             prev = base.get(k)
+            fk = firsts.get(k, empty)  # vo.vindex, inlined (hot)
             if prev is not None:
-                i1, i2 = vo.vindex(k, prev[1]), vo.vindex(k, vals[0])
+                i1, i2 = fk.get(prev[1]), fk.get(vals[0])
                 if i1 is not None and i2 is not None and i2 - i1 < 1:
                     ext.append({"key": k, "process": r.process, "ops": [prev[0], r.index],
                                 "values": [prev[1], vals[0]], "delta": i2 - i1})
             for pos in range(1, len(vals)):
-                i1, i2 = vo.vindex(k, vals[pos - 1]), vo.vindex(k, vals[pos])
+                i1, i2 = fk.get(vals[pos - 1]), fk.get(vals[pos])
                 if i1 is not None and i2 is not None and i2 - i1 < 1:
                     internal.append({"key": k, "op": r.index, "pos": pos,
                                      "values": [vals[pos - 1], vals[pos]], "delta": i2 - i1})

@@ -13,7 +13,6 @@ is the common case, so a valid history costs one pass of Tarjan's algorithm.
 from __future__ import annotations
 
 import bisect
-import operator
 from collections import deque
 from typing import Any
 
@@ -187,43 +186,55 @@ def find_cycles(a) -> dict[str, list[dict]]:
     return result
 
 
-_first_item = operator.itemgetter(0)
-_INT_ONLY = {int}
-
-
 def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
     """True when the ww + wr + rt graph certainly has no cycle (Kahn's algorithm on a reduced graph).
 
-    The reduction keeps reachability: writers of consecutive indices of a key are linked by ww edges, so
-    of the values one op read from one key only the highest-index one needs its wr edge, plus any value
-    whose chain up to that one passes an index without a writer in the graph.
+    The reductions keep reachability between the vertices that can lie on a cycle:
+
+    * writers of consecutive indices of a key are linked by ww edges, so of the values one op read from
+      one key only the highest-index one needs its wr edge, plus any value whose chain up to that one
+      passes an index without a writer in the graph;
+    * an ok op that only reads has no outgoing edge but its realtime one, to the barrier of its
+      completion, and the barrier chain already leads from before its invocation to that barrier: such an
+      op is replaced by edges from its writers straight to its completion barrier (a cycle through it
+      becomes a cycle through that barrier, and back); an info op that only reads has no outgoing edge
+      at all and is left out.
 
     Fast paths (the common case of a large valid history), same graph: a key whose offsets each carry one
-    value is walked offset by offset; in such a key without duplicates the index order is the offset
-    order, so a read sequence's highest-index value is its ``max`` pair, and when every index of the key
-    has a writer in the graph that value's edge is the only one needed.
+    value is walked offset by offset; in a key without duplicates, conflicts or odd offsets
+    (``VersionOrders.odd_offsets``) a read pair's index order is its offset order, so the highest-index
+    value of a read sequence is its ``max`` pair, and when every index of the key has a writer in the
+    graph that value's edge is the only one needed.
     """
-    n = len(nodes)
-    pos = {r.index: i for i, r in enumerate(nodes)}
+    # Vertices: ops that send (in ``nodes`` order), then one barrier per distinct ok completion time.
+    writers = [r for r in nodes if r.sends]
+    readers = [r for r in nodes if not r.sends and r.type == "ok"]
+    n = len(writers)
+    pos = {r.index: i for i, r in enumerate(writers)}
     pos_get = pos.get
-    # (key, value) -> graph vertex of its writer, for writers in the graph
-    wnode: dict = {}
+    wnode: dict = {}  # (key, value) -> vertex of its writer, for writers in the graph
     for kv, w in a.writer.items():
         i = pos_get(w.index)
         if i is not None:
             wnode[kv] = i
     wnode_get = wnode.get
+    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
+    barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
+    total = n + len(times)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    succ.extend([n + b + 1] for b in range(len(times) - 1))
+    if times:
+        succ.append([])
     vo = a.vo
     conflicts = vo.conflicts
     first_value = vo._first_value
-    succ: list[list[int]] = [[] for _ in range(n)]
     # ww chains and, per key, prefix counts of indices with no writer in the graph
     broken_prefix: dict = {}
+    conflict_keys = {k for k, _ in conflicts} if conflicts else set()
     for k, offsets in vo.offsets.items():
         prefix = [0]
         broken = 0
-        key_conflicts = conflicts and any((k, o) in conflicts for o in offsets)
-        if not key_conflicts:
+        if k not in conflict_keys:
             fv = first_value[k]
             prev = None
             for o in offsets:
@@ -246,52 +257,51 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
                 prefix.append(broken)
                 prev_nodes = cur
         broken_prefix[k] = prefix
-    # keys where the highest-index value of a read is its max (offset, value) pair and no index is broken
-    simple = {k for k in vo.offsets if k not in vo.has_duplicates and broken_prefix[k][-1] == 0
-              and not (conflicts and any(kk == k for kk, _ in conflicts))}
+    simple = {k for k in vo.offsets if k not in vo.has_duplicates and k not in conflict_keys
+              and k not in vo.odd_offsets and broken_prefix[k][-1] == 0}
     firsts = vo.first
-    for j, r in enumerate(nodes):
-        if r.type != "ok" or not r.reads:
-            continue
-        for k, seq in r.reads.items():
-            if not seq:
+    # wr edges, into the reading writer's vertex or into a pure reader's completion barrier
+    for group, is_writer in ((writers, True), (readers, False)):
+        for r in group:
+            if r.type != "ok" or not r.reads:
                 continue
-            if k in simple and set(map(type, map(_first_item, seq))) == _INT_ONLY:
-                # every offset an int: index order is offset order, so the max pair has the top index
-                wi = wnode_get((k, max(seq)[1]))
-                if wi is not None and wi != j:
-                    succ[wi].append(j)
-                continue
-            first = firsts.get(k)
-            if not first:
-                continue
-            idxs = [(first.get(v), v) for _, v in seq]
-            idxs = [(i, v) for i, v in idxs if i is not None]
-            if not idxs:
-                continue
-            top_i = max(i for i, _ in idxs)
-            prefix = broken_prefix[k]
-            for i, v in idxs:
-                if i == top_i or prefix[top_i + 1] - prefix[i + 1] > 0:
-                    wi = wnode_get((k, v))
-                    if wi is not None and wi != j:
-                        succ[wi].append(j)
-    # realtime edges through barrier vertices (see the module docstring)
-    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
-    barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
-    total = n + len(times)
-    succ.extend([n + b + 1] for b in range(len(times) - 1))
-    succ.append([])
+            j = pos[r.index] if is_writer else barrier_of[r.complete_time]
+            for k, seq in r.reads.items():
+                if not seq:
+                    continue
+                if k in simple:
+                    try:
+                        top = max(seq)
+                    except TypeError:  # pairs of both kinds (lists and tuples) in one sequence
+                        top = None
+                    if top is not None:
+                        wi = wnode_get((k, top[1]))
+                        if wi is not None and wi != j:
+                            succ[wi].append(j)
+                        continue
+                first = firsts.get(k)
+                if not first:
+                    continue
+                idxs = [(first.get(v), v) for _, v in seq]
+                idxs = [(i, v) for i, v in idxs if i is not None]
+                if not idxs:
+                    continue
+                top_i = max(i for i, _ in idxs)
+                prefix = broken_prefix[k]
+                for i, v in idxs:
+                    if i == top_i or prefix[top_i + 1] - prefix[i + 1] > 0:
+                        wi = wnode_get((k, v))
+                        if wi is not None and wi != j:
+                            succ[wi].append(j)
+    # realtime edges of the writers through barrier vertices (see the module docstring)
     bisect_left = bisect.bisect_left
-    for i, r in enumerate(nodes):
+    for i, r in enumerate(writers):
         if r.type == "ok" and r.complete_time is not None:
             succ[i].append(barrier_of[r.complete_time])
         if r.invoke_time is not None:
             b = bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation
             if b >= 0:
                 succ[n + b].append(i)
-    if not times:
-        succ.pop()
     indeg = [0] * total
     for lst in succ:
         for w in lst:

@@ -44,7 +44,8 @@ class OpRec:
 
     ``index`` is the completion's history index (the invocation's when the history ended first), ``type``
     the completion type (``info`` when missing), ``sends`` a list of ``(key, value, offset|None)`` in
-    micro-op order, ``reads`` a dict ``key -> [(offset|None, value), ...]`` in the order returned.
+    micro-op order, ``reads`` a dict ``key -> [(offset|None, value), ...]`` in the order returned (a pair
+    is a tuple or the history's own 2-list: read it, never change it).
     """
 
     __slots__ = ("index", "invoke_index", "process", "f", "type", "invoke_time", "complete_time",
@@ -94,10 +95,15 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
             seq = reads[key] = []
         if not isinstance(pairs, list):
             continue
+        # Fastest path: well-formed [[offset, value], ...] (the hot loop): the history's own 2-lists are
+        # kept as the pairs (read-only; consumers unpack or index them as they do tuples), which saves
+        # allocating and freeing millions of tuples. Offsets that are not ints are treated as unknown where
+        # offsets are used (VersionOrders.observe and the offset checks).
+        if all([type(p) is list and len(p) == 2 for p in pairs]):
+            seq.extend(pairs)
+            continue
         try:
-            # Fast path: well-formed [[offset, value], ...] (the hot loop). Offsets that are not ints are
-            # treated as unknown where offsets are used (VersionOrders.observe and the offset checks).
-            seq.extend([(o, v) for o, v in pairs])
+            seq.extend([(o, v) for o, v in pairs])  # other unpackable pairs, as tuples
             continue
         except (TypeError, ValueError):
             pass
@@ -233,17 +239,31 @@ class VersionOrders:
         self._log: dict | None = None
         self._by_index: dict | None = None
         self.has_duplicates: set = set()  # keys with a value observed at two offsets
+        # keys read with an offset that is not an int and not equal to an int offset already observed
+        # (None, strings, floats...): for the others, every read pair's value sits at its offset's index
+        self.odd_offsets: set = set()
 
     def observe(self, k: Any, seq) -> None:
         """Record a read sequence ``[(offset, value), ...]`` of key ``k`` (null/non-int offsets skipped)."""
         fv = self._first_value.get(k)
         if fv is None:
             fv = self._first_value[k] = {}
+        elif len(seq) > 16:
+            # Most reads repeat records already observed: when every (offset, value) pair of the sequence
+            # is already there with the same value (checked in C), there is nothing to record.
+            try:
+                d = dict(seq)
+            except (TypeError, ValueError):
+                d = None
+            if d is not None and len(d) == len(seq) and d.items() <= fv.items():
+                return
         for o, v in seq:
             cur = fv.get(o, _MISSING)
             if cur is _MISSING:
                 if type(o) is int:
                     fv[o] = v
+                else:
+                    self.odd_offsets.add(k)
             elif cur != v:
                 c = self.conflicts.get((k, o))
                 if c is None:
