@@ -7,8 +7,13 @@ events from the nodes) and ``spec.json`` (its configuration). ``checkers.analysi
 history_path, trace_path, profile=None)`` reads them, runs every checker and returns the content of
 ``results.json``::
 
-    {"valid": True | False | "unknown", "checkers": {name: result}, "profile": {...},
+    {"valid": True | False | "unknown", "checkers": {name: result}, "not_checked": [str], "profile": {...},
      "malformed": [{"file", "line", "reason"}], "pairing_problems": [...]}
+
+The history is read with orjson (``history_fast.py``: exactly ``harness.history.iter_history``'s ops and
+malformed-line reasons, about twice as fast). ``not_checked`` in the results lists, in plain words, what the
+verdict does not cover and why (invariants no trace can show - I4, I5, I16 - and checkers left out of the
+verdict, such as the invariants without a trace).
 
 Verdicts compose by priority (``checkers.base``): false > unknown > true. A checker that raises is
 ``unknown`` with the error, never a crash; malformed lines are listed with their line numbers and the rest
@@ -29,7 +34,9 @@ The checkers:
   names trace lines and ops; an invariant whose data is missing is ``unknown``.
 * ``linear`` (``linear/``): a Wing-Gong-Lowe linearizability engine run as a subprocess
   (``python -m checkers.linear``), with per-key partitioning, memoisation and a time limit, models
-  register, cas-register, kv and the Kafka partition log; an adapter runs knossos instead when configured.
+  register, cas-register, kv and the Kafka partition log (a final read with end offsets is a read of the
+  whole log, so an empty final read after acknowledged sends is not linearizable); an adapter runs knossos
+  instead when configured.
 
 Conventions for the harness
 ---------------------------
