@@ -97,12 +97,19 @@ def judge(found: dict[str, list[dict]], profile: dict, a: QueueAnalysis | None =
     }
     if a is not None:
         recs = a.recs
+        sends = {"ok": 0, "info": 0, "fail": 0}
+        ok_polls = 0
+        for r in recs:  # one pass (1 M-op histories)
+            if r.sends and r.type in sends:
+                sends[r.type] += 1
+            if r.reads and r.type == "ok" and r.f in ("poll", "txn"):
+                ok_polls += 1
         result["stats"] = {
             "client_ops": len(recs),
-            "ok_sends": sum(1 for r in recs if r.type == "ok" and r.sends),
-            "info_sends": sum(1 for r in recs if r.type == "info" and r.sends),
-            "fail_sends": sum(1 for r in recs if r.type == "fail" and r.sends),
-            "ok_polls": sum(1 for r in recs if r.type == "ok" and r.f in ("poll", "txn") and r.reads),
+            "ok_sends": sends["ok"],
+            "info_sends": sends["info"],
+            "fail_sends": sends["fail"],
+            "ok_polls": ok_polls,
             "keys": len(a.vo.offsets),
             "final_phase": a.has_final,
         }
