@@ -131,6 +131,7 @@ from __future__ import annotations
 import gc
 import operator
 from collections import defaultdict
+from itertools import islice
 from typing import Any
 
 from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
@@ -147,6 +148,7 @@ SPARK_KINDS = KINDS[:15]
 CYCLE_KINDS = ("G0", "G1c", "G0-realtime", "G1c-realtime")
 
 
+_first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
 
 
@@ -533,13 +535,10 @@ def _sweep(a: QueueAnalysis) -> list[tuple[int, OpRec]]:
         slots[r.invoke_index] = (r.invoke_time, 0, r)
         slots[r.index] = (r.complete_time, 1, r)
     events = [e for e in slots if e is not None]
-    prev = None
-    for e in events:
-        if prev is not None and e[0] < prev:
-            events = sorted((e for r in recs for e in ((r.invoke_time, 0, r), (r.complete_time, 1, r))),
-                            key=lambda e: (e[0], e[1]))
-            break
-        prev = e[0]
+    times = list(map(_first, events))
+    if any(map(operator.gt, times, islice(times, 1, None))):  # a time went backwards
+        events = sorted((e for r in recs for e in ((r.invoke_time, 0, r), (r.complete_time, 1, r))),
+                        key=lambda e: (e[0], e[1]))
     a._sweep_events = events
     return events
 

@@ -8,6 +8,8 @@ rules. Nothing here decides validity: it only normalises both encodings of DESIG
 
 from __future__ import annotations
 
+import operator
+from itertools import islice
 from typing import Any
 
 CLIENT_FS = ("send", "poll", "txn")
@@ -157,7 +159,7 @@ def extract(ops: list[dict]) -> list[OpRec]:
     invocation is ignored (``pair_ops`` reports those); an invocation never completed becomes ``info``.
     """
     open_by_process: dict[Any, dict] = {}
-    out: list[tuple[int, OpRec]] = []
+    out: list[OpRec] = []
     for op in ops:
         process = op.get("process")
         if type(process) is not int:  # nemesis ops (and anything that is not a client)
@@ -170,14 +172,15 @@ def extract(ops: list[dict]) -> list[OpRec]:
             continue
         rec = _make(invoke, op)
         if rec is not None:
-            out.append((op["index"], rec))
+            out.append(rec)  # rec.index == op["index"]
     for invoke in open_by_process.values():
         rec = _make(invoke, None)
         if rec is not None:
-            out.append((invoke["index"], rec))
-    if any(out[i][0] > out[i + 1][0] for i in range(len(out) - 1)):
-        out.sort(key=lambda t: t[0])
-    return [r for _, r in out]
+            out.append(rec)  # rec.index == invoke["index"]
+    indices = [r.index for r in out]
+    if any(map(operator.gt, indices, islice(indices, 1, None))):
+        out.sort(key=lambda r: r.index)  # stable, as before
+    return out
 
 
 def _make(invoke: dict, completion: dict | None) -> OpRec | None:
