@@ -36,8 +36,12 @@ def _deadline(spec: dict, final_invoke_time: int | None) -> int | None:
 
 
 def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None, master: str | None = None,
-                    spark: Any = None) -> dict[str, Any]:
-    """The queue checker's verdict computed by Spark (see the module docstring)."""
+                    spark: Any = None, nemesis_out: list | None = None) -> dict[str, Any]:
+    """The queue checker's verdict computed by Spark (see the module docstring).
+
+    ``nemesis_out``, when given, receives the history's nemesis ops (small: the fault schedule), so a
+    caller can compute fault coverage without reading the history again.
+    """
     from checkers.base import merge_valid
     from checkers.profiles import apply_override, derive_profile
     from checkers.queue_checker import judge
@@ -48,6 +52,8 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     malformed_count, malformed = malformed_lines(spark, raw)
     ops = with_order(spark, raw)
     nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis").orderBy("block", "rid").collect())
+    if nemesis_out is not None:
+        nemesis_out.extend(nemesis)
     ex = extract(ops).persist()
     final_row = (ex.recs.where(F.col("final")).agg(F.count(F.lit(1)).alias("n"),
                                                     F.min("invoke_time").alias("t")).collect()[0])

@@ -4,6 +4,11 @@ A partial store (the harness was killed) has ``spec.json`` and a streamed ``hist
 line may be torn; torn and malformed lines are reported and the rest is checked. Without a completed
 final read nothing proves that acknowledged writes survived, so such a run is at best ``unknown``.
 Writes ``results.json`` and ``report.html`` into the run directory; exit codes as for runs.
+
+``--engine spark [--master URL]`` checks the history with ``spark_analysis.engine.check_run_spark``
+instead (for histories too large for the Python checkers): the queue checker's result, judged exactly as
+the Python engine judges it, with the kinds Spark does not compute listed in ``not_computed``. Nothing
+reads the whole history into this process: fault coverage is computed from the nemesis ops Spark returns.
 """
 
 from __future__ import annotations
@@ -43,6 +48,62 @@ def rebuild_partial_evidence(run_dir: Path) -> str | None:
     return f"rebuilt trace.jsonl ({count} events) and node logs from {node_dirs}"
 
 
+NO_FINAL_READ = ("no completed final read in the history (partial run?): acknowledged writes cannot be "
+                 "confirmed")
+
+
+def check_store_spark(run_dir: Path, spec: dict, notes: list[str], master: str | None) -> dict | None:
+    """``check_store``'s result computed by Spark (queue checker only), or None after printing why not.
+
+    Same caps as the Python path: requested faults that never took effect and a missing final phase
+    turn a green verdict into ``unknown``.
+    """
+    from harness import store
+
+    history_path = run_dir / store.HISTORY
+    if not history_path.is_file():
+        print(f"kraftcheck analyze: no {store.HISTORY} in {run_dir}", file=sys.stderr)
+        return None
+    try:
+        from spark_analysis.engine import check_run_spark
+        from spark_analysis.errors import SparkAnalysisError
+    except ImportError as exc:
+        print(f"kraftcheck analyze: --engine spark needs pyspark: {exc}", file=sys.stderr)
+        return None
+    from spark_analysis.session import current_master, stop_session
+
+    nemesis_ops: list[dict] = []
+    ours = current_master() is None  # stop the session only if this command started it
+    try:
+        results = check_run_spark(spec, str(history_path), master=master, nemesis_out=nemesis_ops)
+    except SparkAnalysisError as exc:
+        print(f"kraftcheck analyze: spark: {exc}", file=sys.stderr)
+        return None
+    finally:
+        if ours:
+            stop_session()
+    queue = results["checkers"]["queue"]
+    results["not_computed"] = list(queue.get("not_computed", []))
+    for m in results.get("malformed", [])[:10]:
+        print(f"kraftcheck analyze: malformed line {m['file']}:{m['line']}: {m['reason']}", file=sys.stderr)
+    caps = list(notes)
+    if not queue.get("stats", {}).get("final_phase"):
+        caps.append(NO_FINAL_READ)
+    if spec.get("nemesis"):
+        from nemesis.coverage import coverage_table, verdict_cap
+
+        table = coverage_table(nemesis_ops, spec["nemesis"])
+        cap, reasons = verdict_cap(table)
+        results["coverage"] = table
+        if cap is not True:
+            caps.extend(reasons)
+    if caps:
+        results["harness_notes"] = caps
+        if results.get("valid") is True:
+            results["valid"] = "unknown"
+    return results
+
+
 def main(argv: list[str]) -> int:
     """Entry point of ``kraftcheck analyze``."""
     parser = argparse.ArgumentParser(prog="kraftcheck analyze", description=__doc__,
@@ -51,7 +112,13 @@ def main(argv: list[str]) -> int:
                         "(then its latest run)")
     parser.add_argument("--json", action="store_true", help="print results.json to stdout")
     parser.add_argument("--no-report", action="store_true", help="do not re-render report.html")
+    parser.add_argument("--engine", choices=("python", "spark"), default="python",
+                        help="python (default: every checker) or spark (queue checks as Spark jobs)")
+    parser.add_argument("--master", default=None, help="Spark master URL for --engine spark "
+                        "(default local[*]; spark://HOST:PORT for a standalone cluster)")
     args = parser.parse_args(argv)
+    if args.master and args.engine != "spark":
+        parser.error("--master needs --engine spark")
 
     from harness import store
     from harness.history import read_history
@@ -73,14 +140,18 @@ def main(argv: list[str]) -> int:
     if rebuilt:
         print(f"kraftcheck analyze: {rebuilt}", file=sys.stderr)
     history_path = run_dir / store.HISTORY
-    if history_path.is_file():
+    if args.engine == "spark":
+        results = check_store_spark(run_dir, spec, notes, args.master)
+        if results is None:
+            return 2
+    elif history_path.is_file():
         history = read_history(history_path)
         for bad in history.malformed[:10]:
             print(f"kraftcheck analyze: malformed line {bad}", file=sys.stderr)
         if not any(op.get("final") and op["type"] == "ok" for op in history.ops):
-            notes.append("no completed final read in the history (partial run?): acknowledged writes "
-                         "cannot be confirmed")
-    results = check_store(run_dir, spec, notes)
+            notes.append(NO_FINAL_READ)
+    if args.engine == "python":
+        results = check_store(run_dir, spec, notes)
     store.write_json(run_dir / store.RESULTS, results)
     if not args.no_report:
         try:
@@ -98,4 +169,7 @@ def main(argv: list[str]) -> int:
         print(f"kraftcheck:   {line}", file=sys.stderr)
     for note in results.get("harness_notes", []):
         print(f"kraftcheck:   note: {note}", file=sys.stderr)
+    if results.get("not_computed"):
+        print(f"kraftcheck:   not computed by the {args.engine} engine: {', '.join(results['not_computed'])}",
+              file=sys.stderr)
     return exit_code_for(valid)

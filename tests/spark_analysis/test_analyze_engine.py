@@ -1,0 +1,56 @@
+"""``kraftcheck analyze STORE_DIR --engine spark``: the queue result of the Python engine, computed by Spark."""
+
+import json
+
+import pytest
+
+from checkers.analysis import check_run
+from harness.cli import main
+from spark_analysis.engine import NOT_COMPUTED
+from spark_analysis.queue_jobs import KINDS
+
+from .planted import planted_history
+
+
+def _run_dir(tmp_path, ops, spec):
+    run = tmp_path / "store" / "queue" / "20261122T120000.000Z"
+    run.mkdir(parents=True)
+    (run / "spec.json").write_text(json.dumps(spec))
+    (run / "history.jsonl").write_text("".join(json.dumps(op) + "\n" for op in ops))
+    return run
+
+
+def test_master_without_spark_engine_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["analyze", str(tmp_path), "--master", "local[2]"])
+    assert exc.value.code == 2
+    assert "--master needs --engine spark" in capsys.readouterr().err
+
+
+def test_spark_engine_without_history_is_a_clear_error(tmp_path, capsys):
+    run = tmp_path / "store" / "queue" / "20261122T120000.000Z"
+    run.mkdir(parents=True)
+    (run / "spec.json").write_text("{}")
+    assert main(["analyze", str(run), "--engine", "spark", "--no-report"]) == 2
+    assert "no history.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_analyze_with_spark_engine_matches_the_python_queue_checker(spark, tmp_path, capsys):
+    ops = planted_history(300, seed=11)
+    spec = {"variant": "v3.5", "acks": "all", "min_isr": 2, "nemesis": [], "final_read_timeout_s": 30}
+    run = _run_dir(tmp_path, ops, spec)
+    python = check_run(spec, run / "history.jsonl", None)["checkers"]["queue"]
+
+    code = main(["analyze", str(run), "--engine", "spark", "--master", "local[2]", "--no-report", "--json"])
+    out, err = capsys.readouterr()
+    results = json.loads(out)
+    assert json.loads((run / "results.json").read_text())["engine"] == "spark"
+    queue = results["checkers"]["queue"]
+    # The Python engine may also report cycle kinds, which Spark does not compute (not_computed).
+    expected = json.loads(json.dumps({k: v for k, v in python["anomalies"].items() if k in KINDS}))
+    assert {k: v for k, v in queue["anomalies"].items() if v} == {k: v for k, v in expected.items() if v}
+    assert [k for k in queue["anomaly_types"]] == [k for k in python["anomaly_types"] if k in KINDS]
+    assert results["valid"] == python["valid"] is False and code == 1
+    assert results["not_computed"] == NOT_COMPUTED
+    assert "not computed by the spark engine: G0" in err
