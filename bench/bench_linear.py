@@ -23,7 +23,10 @@ from checkers.linear.engine import check_partitions  # noqa: E402
 from checkers.linear.formats import load, to_partitions  # noqa: E402
 from checkers.synth import synth_history  # noqa: E402
 
-CORPUS = "/work/shared/bench-data/porcupine"
+CORPUS = os.environ.get(
+    "KRAFTCHECK_BENCH_DATA",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench-data"),
+) + "/porcupine"
 ETCD_LINEARIZABLE = {2, 5, 7, 18, 25, 31, 38, 45, 48, 49, 51, 53, 56, 67, 75, 76, 80, 87, 92, 98, 100, 101, 102}
 
 
