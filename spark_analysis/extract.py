@@ -80,23 +80,26 @@ def records(ops: DataFrame) -> DataFrame:
     is_last = F.lead(F.lit(1)).over(w).isNull()
     x = client.select("run", "process", "type", "f", "index", "time", "value", "final", "seek", "hwm", "ends",
                       prev.alias("prev"), is_last.alias("is_last"))
-    paired = (x.where((F.col("type") != "invoke") & (F.col("prev.type") == "invoke")
-                      & (F.col("prev.f") == F.col("f")))
-              .select("run", F.col("index").alias("op"), F.col("prev.index").alias("invoke_index"),
-                      "process", "f", "type", F.col("prev.time").alias("invoke_time"),
-                      F.col("time").alias("complete_time"), F.col("prev.value").alias("ival"),
-                      F.col("value").alias("cval"),
-                      ((F.col("prev.final") == "true") | (F.col("final") == "true")).alias("final"),
-                      ((F.col("prev.seek") == "true") | (F.col("seek") == "true")).alias("seek"),
-                      "hwm", "ends"))
-    unfinished = (x.where((F.col("type") == "invoke") & F.col("is_last"))
-                  .select("run", F.col("index").alias("op"), F.col("index").alias("invoke_index"),
-                          "process", "f", F.lit("info").alias("type"), F.col("time").alias("invoke_time"),
-                          F.lit(None).cast("long").alias("complete_time"), F.col("value").alias("ival"),
-                          F.lit(None).cast("string").alias("cval"),
-                          (F.col("final") == "true").alias("final"), (F.col("seek") == "true").alias("seek"),
-                          F.lit(None).cast("string").alias("hwm"), F.lit(None).cast("string").alias("ends")))
-    recs = (paired.unionByName(unfinished).where(F.col("f").isin(*CLIENT_FS))
+    # One pass over the window's output (a union of two filters would sort the whole history twice): a
+    # row is either a completion paired with the invocation before it, or an invocation that is the
+    # last row of its process (never completed: an ``info`` record). The two cases exclude each other.
+    paired = (F.col("type") != "invoke") & (F.col("prev.type") == "invoke") & (F.col("prev.f") == F.col("f"))
+    unfinished = (F.col("type") == "invoke") & F.col("is_last")
+
+    def pick(if_paired: Column, if_unfinished: Column) -> Column:
+        return F.when(paired, if_paired).otherwise(if_unfinished)
+
+    null_str = F.lit(None).cast("string")
+    recs = x.where(paired | unfinished).select(
+        "run", F.col("index").alias("op"), pick(F.col("prev.index"), F.col("index")).alias("invoke_index"),
+        "process", "f", pick(F.col("type"), F.lit("info")).alias("type"),
+        pick(F.col("prev.time"), F.col("time")).alias("invoke_time"),
+        pick(F.col("time"), F.lit(None).cast("long")).alias("complete_time"),
+        pick(F.col("prev.value"), F.col("value")).alias("ival"), pick(F.col("value"), null_str).alias("cval"),
+        pick((F.col("prev.final") == "true") | (F.col("final") == "true"), F.col("final") == "true").alias("final"),
+        pick((F.col("prev.seek") == "true") | (F.col("seek") == "true"), F.col("seek") == "true").alias("seek"),
+        pick(F.col("hwm"), null_str).alias("hwm"), pick(F.col("ends"), null_str).alias("ends"))
+    recs = (recs.where(F.col("f").isin(*CLIENT_FS))
             .withColumn("final", F.coalesce("final", F.lit(False)))
             .withColumn("seek", F.coalesce("seek", F.lit(False))))
     # v2: a final op's "ends" (the end offsets it read up to) count as high watermarks when "hwm" is absent.
