@@ -50,7 +50,7 @@ def check_history(path: str, options: dict | None = None, *, master: str | None 
         if count and strict:
             raise_if_malformed(spark, raw)
         elif count:
-            _, first = malformed_lines(spark, raw)
+            _, first = malformed_lines(spark, raw, total=count)
         ops = with_order(spark, raw, missing_index)
         ex = extract(ops).persist()
         jobs, frames = anomaly_frames(ex, options)

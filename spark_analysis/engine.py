@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from spark_analysis.extract import extract
 from spark_analysis.queue_jobs import QueueJobs, collect_anomalies
-from spark_analysis.read import malformed_lines, ops_to_dicts, read_history_df, with_order
+from spark_analysis.read import malformed_lines, ops_to_dicts, read_history_df, scan_counts, with_order
 from spark_analysis.session import get_session
 
 NOT_COMPUTED = ["G0", "G1c", "G0-realtime", "G1c-realtime", "linearizability", "invariants"]
@@ -48,13 +49,18 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
 
     spec = dict(spec or {})
     spark = spark or get_session(master)
-    raw = read_history_df(spark, str(history_path), run="")
-    malformed_count, malformed = malformed_lines(spark, raw)
-    ops = with_order(spark, raw)
-    nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis").orderBy("block", "rid").collect())
+    # Parse the JSON once: the counts, the nemesis ops and the extraction all read the persisted rows.
+    raw = read_history_df(spark, str(history_path), run="").persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        malformed_count, missing_index = scan_counts(raw)
+        malformed = malformed_lines(spark, raw, total=malformed_count)[1] if malformed_count else []
+        ops = with_order(spark, raw, missing_index)
+        nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis").orderBy("block", "rid").collect())
+        ex = extract(ops).persist()
+    finally:
+        raw.unpersist()  # the extraction tables are checkpoints: they no longer need it
     if nemesis_out is not None:
         nemesis_out.extend(nemesis)
-    ex = extract(ops).persist()
     final_row = (ex.recs.where(F.col("final")).agg(F.count(F.lit(1)).alias("n"),
                                                     F.min("invoke_time").alias("t")).collect()[0])
     has_final = final_row["n"] > 0

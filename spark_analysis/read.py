@@ -141,14 +141,18 @@ def _block_table(spark: SparkSession, rows: DataFrame, extra: dict[str, Column] 
     return blocks.withColumn("base", F.coalesce(F.sum("n").over(w), F.lit(0)))
 
 
-def malformed_lines(spark: SparkSession, ops: DataFrame, limit: int = 100) -> tuple[int, list[Malformed]]:
+def malformed_lines(spark: SparkSession, ops: DataFrame, limit: int = 100,
+                    total: int | None = None) -> tuple[int, list[Malformed]]:
     """Count the malformed lines of ``ops`` and return the first ``limit`` of them with line numbers.
+
+    ``total``: the count when the caller already has it (``scan_counts``), saving a pass.
 
     Line numbers count every physical line (blank ones included), as harness.history does. Only the
     malformed rows and one row per split reach the driver.
     """
     bad = ops.where(F.col("bad").isNotNull())
-    total = bad.count()
+    if total is None:
+        total = bad.count()
     if total == 0:
         return 0, []
     # Lines per split need the raw line count, blank lines included: count them from the text again.
