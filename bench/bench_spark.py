@@ -18,11 +18,12 @@ It prints times side by side, the anomaly counts of both engines (equal where bo
 size at which Spark was faster. It never asserts timings. A history is about 320 MB per million ops
 (50 M ops: ~16 GB); generation takes 11-17 s per million ops. Run it by hand, not in CI.
 
-Measured on the shared 2-core machine (load average 7-12 from other work during every run), 1 M ops
-(2.06 M lines): python 182.6 s (peak RSS 4.6 GB); spark local[2] 650 s before and 523 s after the
-lineage cut (eager local checkpoints), identical counts. Spark did not win at 1 M; 10 M and 50 M were not
-run in the session (at the measured rate a 10 M run would take over an hour on that machine), so the size
-where Spark starts to win and the "10 M in < 3 min" target remain unmeasured/unmet here.
+Measured on the shared 2-core machine, 1 M ops (2.06 M lines): python 182.6 s (peak RSS 4.6 GB, load 7-12);
+spark local[2] 650 s at first, 523 s after the lineage cut (eager local checkpoints), 238.5 s with
+adaptive execution off and C1-only JIT in local mode, 214.3 s with single-pass pairing (load 1-5); 100 k
+ops 54.9 s -> 36.0 s for the last two runs. Counts were identical throughout. 10 M and 50 M were not run
+(at ~4.7 k ops/s a 10 M check would take ~35 min), so the "10 M in < 3 min" target is unmet here.
+``--profile`` prints time and job count per phase and per kind.
 """
 
 from __future__ import annotations
@@ -62,6 +63,39 @@ def _spark_check(path: str, master: str, partitions: int) -> tuple[float, dict[s
     return time.monotonic() - t, counts
 
 
+def _spark_profile(path: str, master: str, partitions: int) -> None:
+    """Print time and Spark job count per phase and per anomaly kind (what dominates; the UI stays off)."""
+    from pyspark import StorageLevel
+
+    from spark_analysis.extract import extract
+    from spark_analysis.queue_jobs import QueueJobs
+    from spark_analysis.read import read_history_df, scan_counts, with_order
+    from spark_analysis.session import get_session
+
+    spark = get_session(master, shuffle_partitions=partitions, driver_memory="2g")
+    tracker = spark.sparkContext.statusTracker()
+    start = [time.monotonic(), len(tracker.getJobIdsForGroup(None))]
+
+    def lap(label: str) -> None:
+        jobs = len(tracker.getJobIdsForGroup(None))
+        print(f"    profile {label:<28} {time.monotonic() - start[0]:7.1f} s  {jobs - start[1]:3d} jobs", flush=True)
+        start[:] = [time.monotonic(), jobs]
+
+    raw = read_history_df(spark, path, run="").persist(StorageLevel.MEMORY_AND_DISK)
+    _, missing = scan_counts(raw)
+    lap("read + scan")
+    ex = extract(with_order(spark, raw, missing)).persist()
+    lap("extract (3 tables)")
+    jobs = QueueJobs(ex, {"cycles": False})
+    lap("shared tables (7)")
+    for kind, df in jobs.frames().items():
+        n = df.count()
+        lap(f"{kind} ({n})")
+    jobs.unpersist()
+    ex.unpersist()
+    raw.unpersist()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shuffle-partitions", type=int, default=8)
     p.add_argument("--dir", default=None, help="where histories are written (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the generated histories")
+    p.add_argument("--profile", action="store_true", help="also time each Spark phase and kind separately "
+                   "(one more pass per kind; for finding what dominates)")
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     engines = set(args.engines.split(","))
@@ -101,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         if "spark" in engines:
             row["spark"], row["spark_counts"] = _spark_check(path, args.master, args.shuffle_partitions)
             print(f"    spark ({args.master}): {row['spark']:.1f} s  {row['spark_counts']}", flush=True)
+            if args.profile:
+                _spark_profile(path, args.master, args.shuffle_partitions)
             if row.get("python_counts") is not None:
                 same = row["python_counts"] == row["spark_counts"]
                 print(f"    counts equal: {same}", flush=True)
