@@ -30,35 +30,27 @@ usable op at all is ``unknown``.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from checkers.base import merge_valid, run_checker
 from checkers.history_fast import read_ops
-from harness.history import pair_ops
+from harness.history import iter_json_lines, pair_ops
 
 
 def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
     """Read ``trace.jsonl``; events need ``time`` (int), ``node`` and ``kind`` (str); bad lines are listed."""
     events: list[dict] = []
     path = str(path)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            s = line.strip()
-            if not s:
-                continue
-            try:
-                ev = json.loads(s)
-            except json.JSONDecodeError as exc:
-                malformed.append({"file": path, "line": lineno, "reason": f"invalid JSON ({exc.msg})"})
-                continue
-            if not isinstance(ev, dict) or not isinstance(ev.get("kind"), str) or not isinstance(
-                    ev.get("time"), int | float) or "node" not in ev:
-                malformed.append({"file": path, "line": lineno, "reason": "trace event needs time, node, kind"})
-                continue
-            ev["_line"] = lineno
-            events.append(ev)
+    for lineno, ev, reason in iter_json_lines(path):
+        if reason is None and (not isinstance(ev, dict) or not isinstance(ev.get("kind"), str) or not isinstance(
+                ev.get("time"), int | float) or "node" not in ev):
+            reason = "trace event needs time, node, kind"
+        if reason is not None:
+            malformed.append({"file": path, "line": lineno, "reason": reason})
+            continue
+        ev["_line"] = lineno
+        events.append(ev)
     events.sort(key=lambda e: (e["time"], e["_line"]))
     return events
 

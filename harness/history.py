@@ -67,6 +67,20 @@ class History:
     malformed: list[MalformedLine] = field(default_factory=list)
 
 
+def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(line number, parsed value, None)`` or ``(line number, None, reason)`` for each non-blank
+    line of a JSONL file: the one place where histories, traces and conversions meet torn or bad lines."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            try:
+                yield lineno, json.loads(stripped), None
+            except json.JSONDecodeError as exc:
+                yield lineno, None, f"invalid JSON ({exc.msg})"
+
+
 def iter_history(path: str | os.PathLike, malformed: list[MalformedLine] | None = None) -> Iterator[dict]:
     """Yield the valid ops of a JSONL history in file order; append bad lines to ``malformed``.
 
@@ -74,28 +88,19 @@ def iter_history(path: str | os.PathLike, malformed: list[MalformedLine] | None 
     """
     path = str(path)
     position = 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            try:
-                op = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                if malformed is not None:
-                    malformed.append(MalformedLine(path, lineno, f"invalid JSON ({exc.msg})"))
-                continue
+    for lineno, op, reason in iter_json_lines(path):
+        if reason is None:
             reason = validate_op(op)
-            if reason is not None:
-                if malformed is not None:
-                    malformed.append(MalformedLine(path, lineno, reason))
-                continue
-            op.setdefault("index", position)
-            op.setdefault("node", None)
-            op.setdefault("error", None)
-            op.setdefault("value", None)
-            position += 1
-            yield op
+        if reason is not None:
+            if malformed is not None:
+                malformed.append(MalformedLine(path, lineno, reason))
+            continue
+        op.setdefault("index", position)
+        op.setdefault("node", None)
+        op.setdefault("error", None)
+        op.setdefault("value", None)
+        position += 1
+        yield op
 
 
 def read_history(path: str | os.PathLike) -> History:

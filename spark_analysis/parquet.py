@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.history import validate_op
+from harness.history import iter_json_lines, validate_op
 from spark_analysis.errors import CorruptInput
 
 PARQUET_SCHEMA = pa.schema([
@@ -49,27 +49,20 @@ def jsonl_to_parquet(src: str | os.PathLike, dst: str | os.PathLike, *, batch_ro
     position = 0
     writer = pq.ParquetWriter(dst, PARQUET_SCHEMA, compression="zstd")
     try:
-        with open(src, encoding="utf-8", errors="replace") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                try:
-                    op = json.loads(stripped)
-                    reason = validate_op(op)
-                except json.JSONDecodeError as exc:
-                    op, reason = None, f"invalid JSON ({exc.msg})"
-                if reason is not None:
-                    if strict:
-                        raise CorruptInput(f"{src}:{lineno}: {reason}", [(src, lineno, reason)])
-                    result.malformed_count += 1
-                    if len(result.malformed) < 1000:
-                        result.malformed.append((lineno, reason))
-                    continue
-                _append(columns, op, position, lineno)
-                position += 1
-                if len(columns["line"]) >= batch_rows:
-                    _flush(writer, columns)
+        for lineno, op, reason in iter_json_lines(src):
+            if reason is None:
+                reason = validate_op(op)
+            if reason is not None:
+                if strict:
+                    raise CorruptInput(f"{src}:{lineno}: {reason}", [(src, lineno, reason)])
+                result.malformed_count += 1
+                if len(result.malformed) < 1000:
+                    result.malformed.append((lineno, reason))
+                continue
+            _append(columns, op, position, lineno)
+            position += 1
+            if len(columns["line"]) >= batch_rows:
+                _flush(writer, columns)
         _flush(writer, columns)
     except BaseException:
         writer.close()
