@@ -53,7 +53,9 @@ def _kw(name: str) -> str:
     return ":" + str(name).replace("_", "-")
 
 
-def _edn(x: Any, mop_names: bool = False) -> str:
+def edn_value(x: Any, mop_names: bool = False) -> str:
+    """A JSON-like value as EDN (maps, vectors, strings, numbers, nil, booleans); with ``mop_names`` a
+    ``["send", ...]`` / ``["poll", ...]`` micro-op gets a keyword name, as Jepsen writes them."""
     if x is None:
         return "nil"
     if x is True:
@@ -65,12 +67,12 @@ def _edn(x: Any, mop_names: bool = False) -> str:
     if isinstance(x, str):
         return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(x, dict):
-        return "{" + ", ".join(f"{_edn(k)} {_edn(v)}" for k, v in x.items()) + "}"
+        return "{" + ", ".join(f"{edn_value(k)} {edn_value(v)}" for k, v in x.items()) + "}"
     if isinstance(x, list | tuple):
         if mop_names and x and x[0] in ("send", "poll"):
-            return "[" + " ".join([_kw(x[0])] + [_edn(v) for v in x[1:]]) + "]"
-        return "[" + " ".join(_edn(v, mop_names) for v in x) + "]"
-    return _edn(str(x))
+            return "[" + " ".join([_kw(x[0])] + [edn_value(v) for v in x[1:]]) + "]"
+        return "[" + " ".join(edn_value(v, mop_names) for v in x) + "]"
+    return edn_value(str(x))
 
 
 def op_to_edn(op: dict) -> str:
@@ -83,11 +85,11 @@ def op_to_edn(op: dict) -> str:
         if k in ("type", "f"):
             parts.append(f"{_kw(k)} {_kw(v)}")
         elif k == "process":
-            parts.append(f":process {_kw(v) if v == 'nemesis' else _edn(v)}")
+            parts.append(f":process {_kw(v) if v == 'nemesis' else edn_value(v)}")
         elif k == "value":
-            parts.append(f":value {_edn(v, mop_names=j.get('f') in ('send', 'poll', 'txn'))}")
+            parts.append(f":value {edn_value(v, mop_names=j.get('f') in ('send', 'poll', 'txn'))}")
         else:
-            parts.append(f"{_kw(k)} {_edn(v)}")
+            parts.append(f"{_kw(k)} {edn_value(v)}")
     return "{" + ", ".join(parts) + "}"
 
 

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from typing import Any
 
+from checkers.export import edn_value
 from checkers.linear.models import UNKNOWN
 from checkers.linear.wgl import INF, Operation
 
@@ -28,20 +29,6 @@ def configured_command(explicit: str | None = None) -> list[str] | None:
     """The knossos command from ``--knossos`` or ``KRAFTCHECK_KNOSSOS``, split like a shell would."""
     cmd = explicit or os.environ.get("KRAFTCHECK_KNOSSOS")
     return shlex.split(cmd) if cmd else None
-
-
-def _edn_value(x: Any) -> str:
-    if x is None:
-        return "nil"
-    if x is True:
-        return "true"
-    if x is False:
-        return "false"
-    if isinstance(x, tuple | list):
-        return "[" + " ".join(_edn_value(v) for v in x) + "]"
-    if isinstance(x, str):
-        return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return str(x)
 
 
 def partition_to_edn(ops: list[Operation]) -> str:
@@ -60,7 +47,7 @@ def partition_to_edn(ops: list[Operation]) -> str:
         else:
             events.append((op.ret, 1, pid, "ok", f, inv_value))
     events.sort(key=lambda e: (e[0], -e[1], e[2]))
-    return "\n".join(f"{{:process {pid}, :type :{typ}, :f :{f}, :value {_edn_value(v)}}}"
+    return "\n".join(f"{{:process {pid}, :type :{typ}, :f :{f}, :value {edn_value(v)}}}"
                      for _, _, pid, typ, f, v in events) + "\n"
 
 
