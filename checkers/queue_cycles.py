@@ -198,7 +198,13 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
       completion, and the barrier chain already leads from before its invocation to that barrier: such an
       op is replaced by edges from its writers straight to its completion barrier (a cycle through it
       becomes a cycle through that barrier, and back); an info op that only reads has no outgoing edge
-      at all and is left out.
+      at all and is left out;
+    * an edge that a realtime path already implies is left out: from an ok writer A to B when A completed
+      before B was invoked (A -> barrier(A) -> ... -> B), and from A to a reader's completion barrier
+      when A completed no later than the reader (the common case in a valid history);
+    * barriers are kept only for the completion times that edges lead into (ok writers, and readers with
+      an edge left); a barrier nothing but the chain leads into reaches exactly what its predecessor
+      reaches, so it is merged into it.
 
     Fast paths (the common case of a large valid history), same graph: a key whose offsets each carry one
     value is walked offset by offset; in a key without duplicates, conflicts or odd offsets
@@ -206,25 +212,29 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
     value of a read sequence is its ``max`` pair, and when every index of the key has a writer in the
     graph that value's edge is the only one needed.
     """
-    # Vertices: ops that send (in ``nodes`` order), then one barrier per distinct ok completion time.
+    # Vertices: ops that send (in ``nodes`` order), then one barrier per kept completion time.
     writers = [r for r in nodes if r.sends]
-    readers = [r for r in nodes if not r.sends and r.type == "ok"]
     n = len(writers)
     pos = {r.index: i for i, r in enumerate(writers)}
     pos_get = pos.get
+    # done[i]: completion time of writer i when it has a realtime out-edge (ok), else None;
+    # began[i]: its invocation time (None: no realtime in-edge)
+    done = [r.complete_time if r.type == "ok" else None for r in writers]
+    began = [r.invoke_time for r in writers]
     wnode: dict = {}  # (key, value) -> vertex of its writer, for writers in the graph
     for kv, w in a.writer.items():
         i = pos_get(w.index)
         if i is not None:
             wnode[kv] = i
     wnode_get = wnode.get
-    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
-    barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
-    total = n + len(times)
     succ: list[list[int]] = [[] for _ in range(n)]
-    succ.extend([n + b + 1] for b in range(len(times) - 1))
-    if times:
-        succ.append([])
+
+    def link(u: int, v: int) -> None:
+        """Writer edge u -> v unless u's completion precedes v's invocation (a realtime path has it)."""
+        d, b = done[u], began[v]
+        if d is None or b is None or d >= b:
+            succ[u].append(v)
+
     vo = a.vo
     conflicts = vo.conflicts
     first_value = vo._first_value
@@ -242,7 +252,9 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
                 if c is None:
                     broken += 1
                 elif prev is not None and prev != c:
-                    succ[prev].append(c)
+                    d, b = done[prev], began[c]
+                    if d is None or b is None or d >= b:
+                        succ[prev].append(c)
                 prefix.append(broken)
                 prev = c
         else:
@@ -252,7 +264,7 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
                 for p in prev_nodes:
                     for c in cur:
                         if p != c:
-                            succ[p].append(c)
+                            link(p, c)
                 broken += 0 if cur else 1
                 prefix.append(broken)
                 prev_nodes = cur
@@ -260,46 +272,95 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
     simple = {k for k in vo.offsets if k not in vo.has_duplicates and k not in conflict_keys
               and k not in vo.odd_offsets and broken_prefix[k][-1] == 0}
     firsts = vo.first
-    # wr edges, into the reading writer's vertex or into a pure reader's completion barrier
-    for group, is_writer in ((writers, True), (readers, False)):
-        for r in group:
-            if r.type != "ok" or not r.reads:
+
+    def general_sources(k, seq) -> list[int]:
+        """The writer vertices whose wr edges into a reader of ``seq`` from key ``k`` are needed."""
+        first = firsts.get(k)
+        if not first:
+            return []
+        idxs = [(first.get(v), v) for _, v in seq]
+        idxs = [(i, v) for i, v in idxs if i is not None]
+        if not idxs:
+            return []
+        top_i = max(i for i, _ in idxs)
+        prefix = broken_prefix[k]
+        out = []
+        for i, v in idxs:
+            if i == top_i or prefix[top_i + 1] - prefix[i + 1] > 0:
+                wi = wnode_get((k, v))
+                if wi is not None:
+                    out.append(wi)
+        return out
+
+    def sources(r: OpRec) -> list[int]:
+        """The writer vertices whose wr edges into ``r`` are needed (see the reductions above)."""
+        out: list[int] = []
+        for k, seq in r.reads.items():
+            if not seq:
                 continue
-            j = pos[r.index] if is_writer else barrier_of[r.complete_time]
-            for k, seq in r.reads.items():
-                if not seq:
+            if k in simple:
+                try:
+                    top = max(seq)
+                except TypeError:  # pairs of both kinds (lists and tuples) in one sequence
+                    top = None
+                if top is not None:
+                    wi = wnode_get((k, top[1]))
+                    if wi is not None:
+                        out.append(wi)
                     continue
-                if k in simple:
-                    try:
-                        top = max(seq)
-                    except TypeError:  # pairs of both kinds (lists and tuples) in one sequence
-                        top = None
-                    if top is not None:
-                        wi = wnode_get((k, top[1]))
-                        if wi is not None and wi != j:
-                            succ[wi].append(j)
-                        continue
-                first = firsts.get(k)
-                if not first:
+            out.extend(general_sources(k, seq))
+        return out
+
+    # wr edges into writers that also read
+    for j, r in enumerate(writers):
+        if r.type == "ok" and r.reads:
+            for wi in sources(r):
+                if wi != j:
+                    link(wi, j)
+    # wr edges into pure readers' completion barriers, when no realtime path implies them (the hot loop
+    # of a large history: the simple-key case is inlined)
+    into_barrier: list[tuple[int, int]] = []
+    keep = into_barrier.append
+    for r in nodes:
+        if r.sends or r.type != "ok" or not r.reads:
+            continue
+        t = r.complete_time
+        for k, seq in r.reads.items():
+            if not seq:
+                continue
+            if k in simple:
+                try:
+                    top = max(seq)
+                except TypeError:
+                    top = None
+                if top is not None:
+                    wi = wnode_get((k, top[1]))
+                    if wi is not None:
+                        d = done[wi]
+                        if d is None or d > t:
+                            keep((wi, t))
                     continue
-                idxs = [(first.get(v), v) for _, v in seq]
-                idxs = [(i, v) for i, v in idxs if i is not None]
-                if not idxs:
-                    continue
-                top_i = max(i for i, _ in idxs)
-                prefix = broken_prefix[k]
-                for i, v in idxs:
-                    if i == top_i or prefix[top_i + 1] - prefix[i + 1] > 0:
-                        wi = wnode_get((k, v))
-                        if wi is not None and wi != j:
-                            succ[wi].append(j)
+            for wi in general_sources(k, seq):
+                d = done[wi]
+                if d is None or d > t:
+                    keep((wi, t))
+    times = sorted({d for d in done if d is not None} | {t for _, t in into_barrier})
+    barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
+    total = n + len(times)
+    succ.extend([n + b + 1] for b in range(len(times) - 1))
+    if times:
+        succ.append([])
+    for wi, t in into_barrier:
+        succ[wi].append(barrier_of[t])
     # realtime edges of the writers through barrier vertices (see the module docstring)
     bisect_left = bisect.bisect_left
-    for i, r in enumerate(writers):
-        if r.type == "ok" and r.complete_time is not None:
-            succ[i].append(barrier_of[r.complete_time])
-        if r.invoke_time is not None:
-            b = bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation
+    for i in range(n):
+        d = done[i]
+        if d is not None:
+            succ[i].append(barrier_of[d])
+        b = began[i]
+        if b is not None:
+            b = bisect_left(times, b) - 1  # last barrier strictly before the invocation
             if b >= 0:
                 succ[n + b].append(i)
     indeg = [0] * total
