@@ -35,6 +35,7 @@ from typing import Any
 
 from checkers.base import merge_valid, run_checker
 from checkers.history_fast import read_ops
+from checkers.queue import start_side
 from harness.history import iter_json_lines, pair_ops
 
 
@@ -62,11 +63,11 @@ def load_history(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:
     return ops, [{"file": m.path, "line": m.line, "reason": m.reason} for m in bad]
 
 
-def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict) -> list:
-    """The checkers ``check_run`` composes."""
+def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict, side: Any = None) -> list:
+    """The checkers ``check_run`` composes (``side``: the queue checker's ``start_side`` handle)."""
     from checkers.queue_checker import QueueChecker
 
-    checkers: list = [QueueChecker(options.get("queue"), profile)]
+    checkers: list = [QueueChecker(options.get("queue"), profile, side=side)]
     try:
         from checkers.invariants import InvariantChecker
         checkers.append(InvariantChecker(trace_given=trace_given))
@@ -103,14 +104,22 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
     # costs seconds at 1 M ops, so the collector stays off until they are freed (which also brings its
     # allocation count back down, so it does not start over them afterwards); see checkers.queue.no_gc.
     with no_gc():
-        ops, malformed = load_history(history_path)
-        traces: list[dict] = []
-        if trace_path is not None and os.path.exists(trace_path):
-            traces = read_trace(trace_path, malformed)
-        _, problems = pair_ops(ops)
-        spec.setdefault("_history_path", str(history_path))
-        checkers = default_checkers(spec, trace_path is not None and os.path.exists(trace_path), profile, options)
-        results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
+        # On a large history the queue checker's cycle search runs in a forked child that reads the file
+        # itself, started before this process reads it, so both cores work (checkers.queue.start_side).
+        side = start_side(history_path, options.get("queue"))
+        try:
+            ops, malformed = load_history(history_path)
+            traces: list[dict] = []
+            if trace_path is not None and os.path.exists(trace_path):
+                traces = read_trace(trace_path, malformed)
+            _, problems = pair_ops(ops)
+            spec.setdefault("_history_path", str(history_path))
+            checkers = default_checkers(spec, trace_path is not None and os.path.exists(trace_path), profile,
+                                        options, side)
+            results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
+        finally:
+            if side is not None:
+                side.cancel()
         spec.pop("_history_path", None)
         no_ops = not ops
         del ops, traces

@@ -130,10 +130,12 @@ from __future__ import annotations
 
 import gc
 import operator
+import os
 from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from checkers.forked import Forked
 from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
 
 CONTRACT_VERSION = 2
@@ -672,8 +674,9 @@ class no_gc:
 def queue_anomalies(ops: list[dict], options: dict | None = None) -> dict[str, list[dict]]:
     """Every anomaly kind of the module docstring -> its list of result dicts (empty lists included)."""
     with no_gc():
+        side = start_side(ops, options)
         a = QueueAnalysis(ops, options)
-        return anomalies_of(a)
+        return anomalies_of(a, side)
 
 
 _CACHE: dict[str, Any] = {}
@@ -688,24 +691,87 @@ def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
     return _CACHE["result"]
 
 
-def anomalies_of(a: QueueAnalysis) -> dict[str, list[dict]]:
-    """Like ``queue_anomalies`` on an already built analysis (the checker reuses it for details)."""
-    res: dict[str, list[dict]] = {}
-    res["inconsistent-offsets"] = inconsistent_offsets(a)
-    res["duplicate"] = duplicates(a)
-    res["lost-write"] = lost_writes(a)
-    res["poll-skip"], res["nonmonotonic-poll"] = poll_skips(a)
-    res["int-poll-skip"], res["int-nonmonotonic-poll"] = internal_polls(a)
-    res["nonmonotonic-send"], res["int-nonmonotonic-send"] = send_order(a)
-    res["G1a"] = aborted_reads(a)
+# Smaller histories are checked in one process: a second analysis in a forked child (``start_side``)
+# costs more than it saves. History ops when the history is in memory, bytes when it is a file.
+PARALLEL_MIN_OPS = 100_000
+PARALLEL_MIN_BYTES = 20_000_000
+SIDE_KINDS = CYCLE_KINDS + ("precommitted-read",)
+
+
+def _side_kinds(a: QueueAnalysis) -> dict[str, list[dict]]:
+    """The kinds a side process computes: the cycle search (the longest single check) and one small
+    check that balances the two processes' work on large histories."""
+    from checkers.queue_cycles import find_cycles
+
+    res = find_cycles(a)
     res["precommitted-read"] = precommitted_reads(a)
-    res["unseen"] = unseen(a)
-    res["acked-unreadable"] = acked_unreadable(a)
-    res["realtime-order"], res["hwm-regression"] = realtime_checks(a)
-    if a.options.get("cycles", True):
-        from checkers.queue_cycles import find_cycles
-        res.update(find_cycles(a))
+    return res
+
+
+def _side_from_file(path: str, options: dict) -> dict[str, list[dict]]:
+    from checkers.history_fast import read_ops
+
+    return _side_kinds(QueueAnalysis(read_ops(path), options))
+
+
+def start_side(source: list[dict] | str | os.PathLike, options: dict | None = None) -> Forked | None:
+    """Start computing ``SIDE_KINDS`` in a forked child while this process computes the rest
+    (``anomalies_of(a, side)``), so a large check uses both cores; only the child's small result crosses
+    back (``checkers.forked``), and the kinds are the same as computed in one process.
+
+    ``source``: the history file (best: call this before reading it; the child reads it too, into its own
+    memory) or the history already read (the child shares it copy-on-write, which costs page copies in
+    both processes). None when not worth it: a history under ``PARALLEL_MIN_OPS`` ops /
+    ``PARALLEL_MIN_BYTES`` bytes, ``options["parallel"]`` False, or the cycle kinds not wanted. Call it
+    with the garbage collector paused (``no_gc``), as the analysis itself is.
+    """
+    options = options or {}
+    if not options.get("parallel", True) or not options.get("cycles", True):
+        return None
+    if isinstance(source, list):
+        if len(source) < PARALLEL_MIN_OPS:
+            return None
+        ops = source
+        side = Forked(lambda: _side_kinds(QueueAnalysis(ops, options)))
     else:
+        path = os.fspath(source)
+        try:
+            if os.path.getsize(path) < PARALLEL_MIN_BYTES:
+                return None
+        except OSError:
+            return None
+        side = Forked(lambda: _side_from_file(path, options))
+    return side if side.pid is not None else None
+
+
+def anomalies_of(a: QueueAnalysis, side: Forked | None = None) -> dict[str, list[dict]]:
+    """Like ``queue_anomalies`` on an already built analysis (the checker reuses it for details).
+
+    ``side``: a ``start_side`` handle for the same history and options; its kinds are taken from it
+    (the result is the same as computed here)."""
+    res: dict[str, list[dict]] = {}
+    try:
+        res["inconsistent-offsets"] = inconsistent_offsets(a)
+        res["duplicate"] = duplicates(a)
+        res["lost-write"] = lost_writes(a)
+        res["poll-skip"], res["nonmonotonic-poll"] = poll_skips(a)
+        res["int-poll-skip"], res["int-nonmonotonic-poll"] = internal_polls(a)
+        res["nonmonotonic-send"], res["int-nonmonotonic-send"] = send_order(a)
+        res["G1a"] = aborted_reads(a)
+        res["unseen"] = unseen(a)
+        res["acked-unreadable"] = acked_unreadable(a)
+        res["realtime-order"], res["hwm-regression"] = realtime_checks(a)
+        if side is not None:
+            res.update(side.result())
+        else:
+            res["precommitted-read"] = precommitted_reads(a)
+            if a.options.get("cycles", True):
+                from checkers.queue_cycles import find_cycles
+                res.update(find_cycles(a))
+    finally:
+        if side is not None:
+            side.cancel()
+    if not a.options.get("cycles", True):
         for kind in CYCLE_KINDS:
             res[kind] = []
     return {kind: res[kind] for kind in KINDS}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.profiles import apply_override, derive_profile
-from checkers.queue import KINDS, QueueAnalysis, anomalies_of, no_gc
+from checkers.queue import KINDS, QueueAnalysis, anomalies_of, no_gc, start_side
 
 EXAMPLES = 20  # per kind in results.json; the counts are exact
 
@@ -22,9 +22,12 @@ class QueueChecker:
 
     name = "queue"
 
-    def __init__(self, options: dict | None = None, profile: str | dict | None = None):
+    def __init__(self, options: dict | None = None, profile: str | dict | None = None, side: Any = None):
         self.options = options or {}
         self.profile_override = profile
+        # A ``checkers.queue.start_side`` handle started on this history's file before it was read (by
+        # ``check_run``); without one, ``check`` starts its own over the history in memory when it is large.
+        self.side = side
 
     def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
         """Run every queue check and classify what was found."""
@@ -36,8 +39,9 @@ class QueueChecker:
         # down, so re-enabling does not start a collection over millions of short-lived objects (seconds
         # at 1 M ops).
         with no_gc():
+            side, self.side = self.side or start_side(history, options), None
             a = QueueAnalysis(history, options)
-            found = anomalies_of(a)
+            found = anomalies_of(a, side)
             profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
             result = judge(found, profile, a)
             del a

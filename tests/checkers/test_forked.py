@@ -1,0 +1,102 @@
+"""The two-process queue check (cycle search in a forked child) returns exactly the one-process result."""
+
+import json
+import os
+import random
+
+import pytest
+
+from checkers import queue as q
+from checkers.analysis import check_run
+from checkers.forked import Forked
+from checkers.queue_checker import QueueChecker
+from checkers.synth import MUTATIONS, mutate, synth_history
+from tests.checkers.fixtures import GOLDEN
+
+
+@pytest.fixture
+def tiny_thresholds(monkeypatch):
+    """Fork for any history, so small ones exercise the two-process path."""
+    monkeypatch.setattr(q, "PARALLEL_MIN_OPS", 0)
+    monkeypatch.setattr(q, "PARALLEL_MIN_BYTES", 0)
+
+
+def _children() -> set[int]:
+    try:
+        with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as fh:
+            return {int(x) for x in fh.read().split()}
+    except OSError:
+        return set()
+
+
+def _two_process(ops, options=None):
+    options = dict(options or {})
+    with q.no_gc():
+        side = q.start_side(ops, options)
+        assert side is not None and side.pid is not None
+        return q.anomalies_of(q.QueueAnalysis(ops, options), side)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden_histories_same_in_two_processes(name, tiny_thresholds):
+    ops, _ = GOLDEN[name]
+    assert _two_process(ops) == q.queue_anomalies(ops, {"parallel": False})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mutated_histories_same_in_two_processes(seed, tiny_thresholds):
+    ops = synth_history(300, seed=seed, keys=2, concurrency=4, p_txn=0.5)
+    res = mutate(ops, MUTATIONS[seed % len(MUTATIONS)], random.Random(seed))
+    if res is not None:
+        ops = res[0]
+    one = q.queue_anomalies(ops, {"parallel": False})
+    assert _two_process(ops) == one
+
+
+def test_side_started_on_the_file_matches(tmp_path, tiny_thresholds):
+    ops, _ = GOLDEN["G1c"]
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    before = _children()
+    parallel = check_run({}, path, options={"linear": False})
+    single = check_run({}, path, options={"linear": False, "queue": {"parallel": False}})
+    assert parallel["checkers"]["queue"] == single["checkers"]["queue"]
+    assert parallel["checkers"]["queue"]["anomaly_types"] == ["G1c"]
+    assert _children() <= before  # the child was reaped
+
+
+def test_small_histories_stay_in_one_process():
+    ops = synth_history(100, seed=1)
+    assert q.start_side(ops, {}) is None
+    assert q.start_side(ops, {"parallel": False, "cycles": True}) is None
+
+
+def test_child_failure_falls_back_to_this_process():
+    calls = []
+
+    def fn():
+        calls.append(os.getpid())
+        if os.getpid() != parent:
+            raise RuntimeError("child breaks")
+        return 42
+
+    parent = os.getpid()
+    handle = Forked(fn)
+    assert handle.pid is not None
+    assert handle.result() == 42
+    assert calls == [parent]  # the child's attempt is not seen here; the parent computed it
+
+
+def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds):
+    ops = synth_history(200, seed=3)
+    before = _children()
+    checker = QueueChecker({}, side=None)
+    with pytest.raises(RuntimeError), q.no_gc():
+        side = q.start_side(ops, {})
+        assert side is not None
+        try:
+            raise RuntimeError("the parent's part failed")
+        finally:
+            side.cancel()
+    assert _children() <= before
+    assert checker.check({}, ops, [])["valid"] is True
