@@ -23,7 +23,7 @@ Both are deterministic for a given seed, so the Spark engineer can reuse them fo
 
 from __future__ import annotations
 
-import copy
+import pickle
 import random
 from typing import Any
 
@@ -192,9 +192,15 @@ def _ok_read_sites(ops: list[dict]):
                     yield i, mop[1], False
 
 
+def deep_copy(ops: list[dict]) -> list[dict]:
+    """An independent copy of a history, as ``copy.deepcopy`` makes (shared parts stay shared), through
+    pickle: the same result at a fraction of the time (minutes less for a 1 M-op history)."""
+    return pickle.loads(pickle.dumps(ops, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def mutate(ops: list[dict], kind: str, rng: random.Random) -> tuple[list[dict], str] | None:
     """Apply one mutation of ``MUTATIONS``; None when the history offers no place for it."""
-    ops = copy.deepcopy(ops)
+    ops = deep_copy(ops)
     if kind == "drop-read":
         # Only values of ok sends: an info send read by nobody is indistinguishable from one that never
         # happened, so dropping its only read is not an anomaly.

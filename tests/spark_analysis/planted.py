@@ -6,10 +6,9 @@ more plantings of our own, so that one history exercises many anomaly kinds at o
 
 from __future__ import annotations
 
-import copy
 import random
 
-from checkers.synth import mutate, synth_history
+from checkers.synth import deep_copy, mutate, synth_history
 
 
 def _completions(ops: list[dict], f: str, type_: str = "ok") -> list[dict]:
@@ -108,7 +107,7 @@ def planted_history(n_ops: int, seed: int) -> list[dict]:
         out = mutate(ops, kind, rng)
         if out is not None:
             ops = out[0]
-    ops = copy.deepcopy(ops)
+    ops = deep_copy(ops)
     for plant in (plant_g1a, plant_hwm_regression, plant_reversed_poll, plant_precommitted, plant_send_order,
                   plant_lost_write, plant_internal_send_order, plant_skip_after_seek):
         plant(ops, rng)
