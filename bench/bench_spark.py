@@ -21,8 +21,10 @@ size at which Spark was faster. It never asserts timings. A history is about 320
 Measured on the shared 2-core machine, 1 M ops (2.06 M lines): python 182.6 s (peak RSS 4.6 GB, load 7-12);
 spark local[2] 650 s at first, 523 s after the lineage cut (eager local checkpoints), 238.5 s with
 adaptive execution off and C1-only JIT in local mode, 214.3 s with single-pass pairing (load 1-5); 100 k
-ops 54.9 s -> 36.0 s for the last two runs. Counts were identical throughout. 10 M and 50 M were not run
-(at ~4.7 k ops/s a 10 M check would take ~35 min), so the "10 M in < 3 min" target is unmet here.
+ops 54.9 s -> 36.0 s for the last two runs (49.2 s on 2026-11-22). Counts were identical throughout. 10 M
+and 50 M whole checks were not run (at ~4.7 k ops/s a 10 M check would take ~35 min); ``bench_spark_scan.py``
+measured the first stage alone at 10 M ops (reading, parsing and validating 20.6 M lines): 215 s, so the
+"10 M in < 3 min" target is out of reach for this pipeline on this machine.
 ``--profile`` prints time and job count per phase and per kind.
 """
 
