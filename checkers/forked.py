@@ -26,11 +26,11 @@ _OK, _FAILED = b"K", b"E"
 class Forked:
     """``fn()`` computing in a forked child; ``result()`` collects it (or computes it here on failure)."""
 
-    def __init__(self, fn: Callable[[], Any], enabled: bool = True):
+    def __init__(self, fn: Callable[[], Any]):
         self.fn = fn
         self.pid: int | None = None
         self._read_fd: int | None = None
-        if enabled and hasattr(os, "fork"):
+        if hasattr(os, "fork"):
             self._start()
 
     def _start(self) -> None:
@@ -65,7 +65,6 @@ class Forked:
         """The function's result: the child's when it delivered one, else computed in this process."""
         if self.pid is None:
             return self.fn()
-        data = b""
         try:
             chunks = []
             while True:

@@ -545,64 +545,11 @@ def _sweep(a: QueueAnalysis) -> list[tuple[int, OpRec]]:
     return events
 
 
-def _running_max_violations(a: QueueAnalysis, items_of, key_name: str, pair_name: str,
-                            ties_violate: bool) -> list[dict]:
-    """Shared sweep for realtime-order and hwm-regression.
-
-    ``items_of(rec)`` gives ``[(key, mop_pos, value, payload)]`` for an op. For each op B and key, the op A
-    completed strictly before B's invocation with the largest value (ties: smallest op index, then mop
-    position) is compared with B; a larger (or, with ``ties_violate``, equal) value is a violation.
-    """
-    out = []
-    best: dict = {}        # key -> ((value, -op, -pos), op, value, payload)
-    pending: list = []     # completions at the current timestamp, not yet visible
-    now = None
-    for t, kind, r in _sweep(a):
-        if t != now:
-            for k, cand, row in pending:
-                cur = best.get(k)
-                if cur is None or cand > cur[0]:
-                    best[k] = (cand, *row)
-            pending = []
-            now = t
-        items = items_of(r)
-        if not items:
-            continue
-        if kind == 0:
-            for k, _pos, value, payload in items:
-                cur = best.get(k)
-                if cur is not None and (cur[2] > value or (ties_violate and cur[2] == value)):
-                    row = {"key": k, "earlier": cur[1], "later": r.index, key_name: [cur[2], value]}
-                    if pair_name:
-                        row[pair_name] = [cur[3], payload]
-                    out.append(row)
-        else:
-            for k, pos, value, payload in items:
-                pending.append((k, (value, -r.index, -pos), (r.index, value, payload)))
-    return out
-
-
-def realtime_order(a: QueueAnalysis) -> list[dict]:
-    """An ok send acknowledged before another was invoked must have the smaller offset."""
-    def items(r):
-        return [(k, pos, o, v) for pos, (k, v, o) in enumerate(r.sends) if o is not None] if r.sends else None
-    out = _running_max_violations(a, items, "offsets", "values", ties_violate=True)
-    out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
-    return out
-
-
-def hwm_regressions(a: QueueAnalysis) -> list[dict]:
-    """The high watermark a client sees must not go back across reads that do not overlap in time."""
-    def items(r):
-        return [(k, 0, h, None) for k, h in r.hwm.items()] if r.hwm else None
-    out = _running_max_violations(a, items, "hwms", "", ties_violate=False)
-    out.sort(key=lambda e: (e["key"], e["later"]))
-    return out
-
-
 def realtime_checks(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
-    """``realtime_order(a), hwm_regressions(a)`` in one sweep (same rows, same order; the two kinds share
-    the event order and differ only in what they compare, so one pass does both)."""
+    """``realtime-order`` and ``hwm-regression`` in one sweep over ``_sweep``'s events: for each op B and
+    key, the op A completed strictly before B's invocation with the largest offset (ties: smallest op
+    index, then micro-op position) or hwm (ties: smallest op index) is compared with B; for offsets a
+    larger or equal value is a violation, for hwms only a larger one."""
     rt_out: list[dict] = []
     hwm_out: list[dict] = []
     best_rt: dict = {}     # key -> ((offset, -op, -pos), op, offset, value)
@@ -695,7 +642,6 @@ def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
 # costs more than it saves. History ops when the history is in memory, bytes when it is a file.
 PARALLEL_MIN_OPS = 100_000
 PARALLEL_MIN_BYTES = 20_000_000
-SIDE_KINDS = CYCLE_KINDS + ("precommitted-read",)
 
 
 def _side_kinds(a: QueueAnalysis) -> dict[str, list[dict]]:
@@ -715,7 +661,7 @@ def _side_from_file(path: str, options: dict) -> dict[str, list[dict]]:
 
 
 def start_side(source: list[dict] | str | os.PathLike, options: dict | None = None) -> Forked | None:
-    """Start computing ``SIDE_KINDS`` in a forked child while this process computes the rest
+    """Start computing ``_side_kinds`` (the cycle kinds and precommitted-read) in a forked child while this process computes the rest
     (``anomalies_of(a, side)``), so a large check uses both cores; only the child's small result crosses
     back (``checkers.forked``), and the kinds are the same as computed in one process.
 

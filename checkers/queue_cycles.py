@@ -252,9 +252,7 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
                 if c is None:
                     broken += 1
                 elif prev is not None and prev != c:
-                    d, b = done[prev], began[c]
-                    if d is None or b is None or d >= b:
-                        succ[prev].append(c)
+                    link(prev, c)
                 prefix.append(broken)
                 prev = c
         else:
@@ -317,33 +315,16 @@ def _acyclic_fast(a, nodes: list[OpRec]) -> bool:
             for wi in sources(r):
                 if wi != j:
                     link(wi, j)
-    # wr edges into pure readers' completion barriers, when no realtime path implies them (the hot loop
-    # of a large history: the simple-key case is inlined)
+    # wr edges into pure readers' completion barriers, when no realtime path implies them
     into_barrier: list[tuple[int, int]] = []
-    keep = into_barrier.append
     for r in nodes:
         if r.sends or r.type != "ok" or not r.reads:
             continue
         t = r.complete_time
-        for k, seq in r.reads.items():
-            if not seq:
-                continue
-            if k in simple:
-                try:
-                    top = max(seq)
-                except TypeError:
-                    top = None
-                if top is not None:
-                    wi = wnode_get((k, top[1]))
-                    if wi is not None:
-                        d = done[wi]
-                        if d is None or d > t:
-                            keep((wi, t))
-                    continue
-            for wi in general_sources(k, seq):
-                d = done[wi]
-                if d is None or d > t:
-                    keep((wi, t))
+        for wi in sources(r):
+            d = done[wi]
+            if d is None or d > t:
+                into_barrier.append((wi, t))
     times = sorted({d for d in done if d is not None} | {t for _, t in into_barrier})
     barrier_of = {t: n + b for b, t in enumerate(times)}  # == n + bisect_left(times, t) for t in times
     total = n + len(times)

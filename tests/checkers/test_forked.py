@@ -94,9 +94,12 @@ def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds)
     with pytest.raises(RuntimeError), q.no_gc():
         side = q.start_side(ops, {})
         assert side is not None
+        pid = side.pid
         try:
             raise RuntimeError("the parent's part failed")
         finally:
             side.cancel()
     assert _children() <= before
+    with pytest.raises(ChildProcessError):  # already reaped: no zombie, no running child
+        os.waitpid(pid, os.WNOHANG)
     assert checker.check({}, ops, [])["valid"] is True
