@@ -9,10 +9,10 @@ from checkers.synth import synth_history
 from harness.history import iter_history
 
 
-def _both(path):
+def _both(path, block_bytes=1 << 20):
     bad_ref, bad_fast = [], []
     ref = list(iter_history(path, bad_ref))
-    fast = read_ops(path, bad_fast)
+    fast = read_ops(path, bad_fast, block_bytes)
     return ref, fast, bad_ref, bad_fast
 
 
@@ -46,13 +46,14 @@ LINES = [
 ]
 
 
+@pytest.mark.parametrize("block_bytes", [1 << 20, 7, 64])
 @pytest.mark.parametrize("ending", ["\n", ""])
-def test_same_ops_and_malformed_reasons_on_odd_lines(tmp_path, ending):
+def test_same_ops_and_malformed_reasons_on_odd_lines(tmp_path, ending, block_bytes):
     path = tmp_path / "odd.jsonl"
     path.write_text("\n".join(LINES) + ending, encoding="utf-8")
     with open(path, "ab") as fh:
         fh.write(b'\n{"type": "ok", "process": 3, "f": "poll", "time": 9, "value": "\xff"}\n')  # bad UTF-8
-    ref, fast, bad_ref, bad_fast = _both(path)
+    ref, fast, bad_ref, bad_fast = _both(path, block_bytes)  # small blocks: lines cross block ends
     assert json.dumps(fast) == json.dumps(ref)
     assert bad_fast == bad_ref and len(bad_ref) == 7
 
@@ -71,3 +72,25 @@ def test_integers_beyond_64_bits_stay_exact(tmp_path):
     path.write_text('{"type": "ok", "process": 0, "f": "poll", "time": 1, "value": 123456789012345678901234567890}\n')
     ref, fast, bad_ref, bad_fast = _both(path)
     assert fast == ref and fast[0]["value"] == 123456789012345678901234567890
+
+
+@pytest.mark.parametrize("block_bytes", [16, 200])
+def test_a_late_block_that_needs_the_reference_reader_takes_back_what_was_reported(tmp_path, block_bytes):
+    # A torn line in the first blocks is reported by the fast path, which then meets a carriage return
+    # (or a big integer) further on: the reference reader reads the whole file and reports it once.
+    head = '{"type": "ok", "process": 0, "f": "send", "time": 2\n' + "".join(
+        json.dumps(op) + "\n" for op in synth_history(20, seed=3))
+    for tail in ('{"type": "ok", "process": 0, "f": "poll", "time": 1}\r\n',
+                 '{"type": "ok", "process": 0, "f": "poll", "time": 1, "value": 12345678901234567890123}'):
+        path = tmp_path / "late.jsonl"
+        path.write_text(head + tail)
+        ref, fast, bad_ref, bad_fast = _both(path, block_bytes)
+        assert fast == ref and bad_fast == bad_ref and len(bad_ref) == 1 and bad_ref[0].line == 1
+
+
+def test_lines_longer_than_a_block(tmp_path):
+    ops = synth_history(50, seed=4)
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    ref, fast, bad_ref, bad_fast = _both(path, 5)
+    assert fast == ref and len(fast) == len(ops) and bad_fast == bad_ref == []
