@@ -2,17 +2,18 @@
 
 Reading a 1 M-op history with the standard ``json`` module costs about as much as checking it, so the
 checkers read with orjson: the file is read as bytes in blocks of whole lines (``_line_blocks``), each
-line parsed by orjson, and the schema check is an inlined version of ``harness.history.validate_op`` for the common case.
+line parsed by orjson, and the schema check is an inlined version of ``harness.history.validate_op``
+for the common case.
 Whatever the fast path does not accept goes through the reference path, so the ops, their order, the
 default fields and every malformed-line reason (``json``'s message) are the same:
 
 * a line orjson rejects (bad JSON, invalid UTF-8, integers beyond 64 bits, NaN, Unicode-only
   whitespace) is decoded as text with ``errors="replace"`` and handed to ``json.loads``, as the reference;
 * an op the inlined check does not accept is judged by ``validate_op`` itself (same reason string);
-* a file with a carriage return anywhere is read by ``iter_history`` itself (also when the fast path
-  meets it late: what it reported by then is taken back) (text mode treats a lone
+* a file with a carriage return anywhere is read by ``iter_history`` itself (text mode treats a lone
   ``\\r`` as a line break, which would change line numbers), and so is a file with a run of 19 or more
-  digits (orjson turns integers beyond 64 bits into floats; ``json`` keeps them exact).
+  digits (orjson turns integers beyond 64 bits into floats; ``json`` keeps them exact); when the fast
+  path meets either only in a later block, what it reported by then is taken back.
 
 Without orjson installed the reference reader is used.
 """
