@@ -336,16 +336,26 @@ def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     """Skips and backward steps inside one op's read sequence of a key."""
     skips, nonmono = [], []
     vo = a.vo
+    # A read sequence of a key without duplicates that equals a run of the key's log (offset order, the
+    # first value observed at each offset) steps one index at a time: nothing to report, and one list
+    # comparison in C shows it (the common case: a consumer reads a contiguous batch).
+    runs = {k: (vo.first[k], vo.log_pairs(k)) for k in vo.offsets if k not in vo.has_duplicates}
     for r in a.recs:
         for k, seq in r.reads.items():
-            if len(seq) < 2:
+            n = len(seq)
+            if n < 2:
                 continue
+            run = runs.get(k)
+            if run is not None:
+                i = run[0].get(seq[0][1])
+                if i is not None and seq == run[1][i:i + n]:
+                    continue
             first = vo.first.get(k, {})
             # Without duplicates a value's index is its offset's dense rank, so adjacent offsets are
-            # adjacent indices (delta 1) and need no lookups: the common case of a contiguous batch.
+            # adjacent indices (delta 1) and need no lookups.
             dense = k not in vo.has_duplicates
             prev_i = first.get(seq[0][1])
-            for pos in range(1, len(seq)):
+            for pos in range(1, n):
                 if dense and prev_i is not None:
                     o1, o2 = seq[pos - 1][0], seq[pos][0]
                     if type(o1) is int and o2 == o1 + 1 and type(o2) is int:

@@ -309,6 +309,12 @@ class VersionOrders:
             if len(first) < len(offsets) or any(last[v] != i for v, i in first.items()):
                 self.has_duplicates.add(k)
 
+    def log_pairs(self, k: Any) -> list[list]:
+        """``[[offset, first value observed there], ...]`` of key k in offset order (index i = entry i), as
+        lists so that a read sequence of the history's own pairs compares equal to a run of it."""
+        fv = self._first_value[k]
+        return [[o, fv[o]] for o in self.offsets[k]]
+
     def values_at(self, k: Any, i: int) -> list:
         """Sorted values observed at index i of key k."""
         o = self.offsets[k][i]
