@@ -132,11 +132,11 @@ import gc
 import operator
 import os
 from collections import defaultdict
-from itertools import islice
 from typing import Any
 
 from checkers.forked import Forked
 from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
+from checkers.queue_realtime import realtime_checks
 
 CONTRACT_VERSION = 2
 
@@ -530,87 +530,6 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
                     out.append({"key": k, "offset": o, "value": v, "writer": r.index, "final_values": [got]})
     out.sort(key=lambda e: (e["key"], _none_first(e["offset"]), value_sort_key(e["value"])))
     return out
-
-
-def _sweep(a: QueueAnalysis) -> list[tuple[int, OpRec]]:
-    """Invocations and completions of ok ops as ``(0 | 1, rec)`` in time order, invocations first among
-    equal times (so ``A.complete_time < B.invoke_time`` holds exactly for completions seen earlier
-    and flushed before a later time). History order is time order when the times never decrease, which
-    HistoryWriter guarantees; otherwise the events are sorted."""
-    cached = getattr(a, "_sweep_events", None)
-    if cached is not None:
-        return cached
-    recs = [r for r in a.recs if r.type == "ok" and r.complete_time is not None and r.invoke_time is not None]
-    size = max((r.index for r in recs), default=-1) + 1
-    slots: list = [None] * size
-    for r in recs:
-        slots[r.invoke_index] = (r.invoke_time, 0, r)
-        slots[r.index] = (r.complete_time, 1, r)
-    events = [e for e in slots if e is not None]
-    times = list(map(_first, events))
-    if any(map(operator.gt, times, islice(times, 1, None))):  # a time went backwards
-        events = sorted((e for r in recs for e in ((r.invoke_time, 0, r), (r.complete_time, 1, r))),
-                        key=lambda e: (e[0], e[1]))
-    a._sweep_events = events
-    return events
-
-
-def realtime_checks(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
-    """``realtime-order`` and ``hwm-regression`` in one sweep over ``_sweep``'s events: for each op B and
-    key, the op A completed strictly before B's invocation with the largest offset (ties: smallest op
-    index, then micro-op position) or hwm (ties: smallest op index) is compared with B; for offsets a
-    larger or equal value is a violation, for hwms only a larger one."""
-    rt_out: list[dict] = []
-    hwm_out: list[dict] = []
-    best_rt: dict = {}     # key -> ((offset, -op, -pos), op, offset, value)
-    best_hwm: dict = {}    # key -> ((hwm, -op, 0), op, hwm, None)
-    pending_rt: list = []
-    pending_hwm: list = []
-    now = None
-    for t, kind, r in _sweep(a):
-        if t != now:
-            # completions at the previous timestamp become visible (strictly earlier than what follows)
-            if pending_rt:
-                for k, cand, row in pending_rt:
-                    cur = best_rt.get(k)
-                    if cur is None or cand > cur[0]:
-                        best_rt[k] = (cand, *row)
-                pending_rt = []
-            if pending_hwm:
-                for k, cand, row in pending_hwm:
-                    cur = best_hwm.get(k)
-                    if cur is None or cand > cur[0]:
-                        best_hwm[k] = (cand, *row)
-                pending_hwm = []
-            now = t
-        sends, hwm = r.sends, r.hwm
-        if kind == 0:
-            if sends and best_rt:
-                for k, v, o in sends:
-                    if o is None:
-                        continue
-                    cur = best_rt.get(k)
-                    if cur is not None and cur[2] >= o:  # ties violate: offsets are unique
-                        rt_out.append({"key": k, "earlier": cur[1], "later": r.index, "offsets": [cur[2], o],
-                                       "values": [cur[3], v]})
-            if hwm and best_hwm:
-                for k, h in hwm.items():
-                    cur = best_hwm.get(k)
-                    if cur is not None and cur[2] > h:
-                        hwm_out.append({"key": k, "earlier": cur[1], "later": r.index, "hwms": [cur[2], h]})
-        else:
-            if sends:
-                index = r.index
-                for pos, (k, v, o) in enumerate(sends):
-                    if o is not None:
-                        pending_rt.append((k, (o, -index, -pos), (index, o, v)))
-            if hwm:
-                index = r.index
-                for k, h in hwm.items():
-                    pending_hwm.append((k, (h, -index, 0), (index, h, None)))
-    rt_out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
-    hwm_out.sort(key=lambda e: (e["key"], e["later"]))
-    return rt_out, hwm_out
 
 
 class no_gc:
