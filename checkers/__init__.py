@@ -10,8 +10,8 @@ history_path, trace_path, profile=None)`` reads them, runs every checker and ret
     {"valid": True | False | "unknown", "checkers": {name: result}, "not_checked": [str], "profile": {...},
      "malformed": [{"file", "line", "reason"}], "pairing_problems": [...]}
 
-The history is read with orjson (``history_fast.py``: exactly ``harness.history.iter_history``'s ops and
-malformed-line reasons, about twice as fast). On a large history (20 MB or more) the queue checker's
+The history is read with orjson, in blocks of whole lines (``history_fast.py``: exactly
+``harness.history.iter_history``'s ops and malformed-line reasons, about twice as fast). On a large history (20 MB or more) the queue checker's
 cycle search runs in a child forked before the read (``forked.py``, ``queue.start_side``): it reads the
 file itself and sends back only its result, so both cores work; any failure of the child falls back to
 computing in this process. ``not_checked`` in the results lists, in plain words, what the
@@ -25,8 +25,9 @@ is still checked. The same function serves ``kraftcheck check`` (``checkers/cli.
 
 The checkers:
 
-* ``queue`` (``queue.py``, ``queue_checker.py``): Jepsen's Kafka queue anomalies - lost-write, duplicate,
-  inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal variants, nonmonotonic-send, G1a,
+* ``queue`` (``queue.py``, ``queue_checker.py``; extraction in ``queue_extract.py``, cycles in
+  ``queue_cycles.py``, realtime-order and hwm-regression in ``queue_realtime.py``): Jepsen's Kafka queue
+  anomalies - lost-write, duplicate, inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal variants, nonmonotonic-send, G1a,
   precommitted-read, unseen with a recovery deadline, G0/G1c cycles with realtime variants - plus
   acked-unreadable (every ``ok`` send readable at its offset after the final phase), realtime-order and
   hwm-regression. ``queue.py``'s docstring is the exact contract (definitions and result shapes) shared
