@@ -27,11 +27,11 @@ The checkers:
 
 * ``queue`` (``queue.py``, ``queue_checker.py``; extraction in ``queue_extract.py``, cycles in
   ``queue_cycles.py``, realtime-order and hwm-regression in ``queue_realtime.py``): Jepsen's Kafka queue
-  anomalies - lost-write, duplicate, inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal variants, nonmonotonic-send, G1a,
-  precommitted-read, unseen with a recovery deadline, G0/G1c cycles with realtime variants - plus
-  acked-unreadable (every ``ok`` send readable at its offset after the final phase), realtime-order and
-  hwm-regression. ``queue.py``'s docstring is the exact contract (definitions and result shapes) shared
-  with the Spark implementation.
+  anomalies - lost-write, duplicate, inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal
+  variants, nonmonotonic-send, G1a, precommitted-read, unseen with a recovery deadline, G0/G1c cycles
+  with realtime variants - plus acked-unreadable (every ``ok`` send readable at its offset after the
+  final phase), realtime-order and hwm-regression. ``queue.py``'s docstring is the exact contract
+  (definitions and result shapes) shared with the Spark implementation.
 * guarantee profiles (``profiles.py``): the spec decides per anomaly whether it is forbidden, allowed, a
   known issue (Last Replica Standing under v3.5 with lossy faults) or expected.
 * ``invariants`` (``invariants/``): PROTOCOL.md's I1-I16 over the trace and the history; every violation
