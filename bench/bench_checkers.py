@@ -24,6 +24,7 @@ import argparse
 import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,7 +67,27 @@ def read_and_check(path: str, parallel: bool) -> None:
         del ops
 
 
-def bench(lines: int, seed: int) -> None:
+def fresh_runs(path: str, repeat: int) -> None:
+    """Read + check in fresh interpreters, as ``kraftcheck check`` runs (a process that already held and
+    freed a large heap pays copy-on-write faults on it after a fork, which a real check never has): one
+    and two processes alternately, ``repeat`` times each, then the median and range of each. The wall
+    time of the same command varies a lot on a shared VM (page faults on fresh memory are the noisiest
+    part), so single figures say little."""
+    walls: dict[str, list[float]] = {"1 process": [], "2 processes": []}
+    for _ in range(repeat):
+        for parallel, label in ((False, "1 process"), (True, "2 processes")):
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--read-and-check", path,
+                                  "--parallel", "1" if parallel else "0", "--label", f"read + queue checker, {label}"],
+                                 check=True, capture_output=True, text=True).stdout
+            print(out, end="")
+            walls[label].append(float(out.split("wall")[1].split()[0]))
+    if repeat > 1:
+        for label, xs in walls.items():
+            print(f"  read + queue checker, {label}: median {statistics.median(xs):.2f} s over {len(xs)} runs"
+                  f" (min {min(xs):.2f}, max {max(xs):.2f})")
+
+
+def bench(lines: int, seed: int, repeat: int = 1) -> None:
     """One size."""
     print(f"history of ~{lines:,} ops (lines), seed {seed}, load average {os.getloadavg()[0]:.1f}")
     ops = timed("generate (synth_history)", lambda: synth_history(lines // 2, seed=seed))
@@ -86,11 +107,7 @@ def bench(lines: int, seed: int) -> None:
         res = timed("whole queue checker, 1 process", lambda: QueueChecker({"parallel": False}).check({}, ops, []))
         ops.clear()  # free the history before reading it again
         gc.collect()
-        # Each in a fresh interpreter, as ``kraftcheck check`` runs: a process that already held (and freed)
-        # a large heap pays copy-on-write faults on it after a fork, which a real check never has.
-        for parallel, label in ((False, "read + queue checker, 1 process"), (True, "read + queue checker, 2 processes")):
-            subprocess.run([sys.executable, os.path.abspath(__file__), "--read-and-check", path,
-                            "--parallel", "1" if parallel else "0", "--label", label], check=True)
+        fresh_runs(path, repeat)
         print(f"  verdict {res['valid']}; anomalies {res['anomaly_types']}")
     finally:
         os.unlink(path)
@@ -101,6 +118,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="100000,1000000")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=1, help="fresh-process read + check runs of each kind")
+    p.add_argument("--history", help="only the fresh-process runs, on this existing history file")
     p.add_argument("--read-and-check", metavar="PATH", help=argparse.SUPPRESS)
     p.add_argument("--parallel", default="1", help=argparse.SUPPRESS)
     p.add_argument("--label", default="read + queue checker", help=argparse.SUPPRESS)
@@ -112,8 +131,16 @@ def main() -> None:
         print(f"  {args.label:<34} wall {time.perf_counter() - w:7.2f} s   cpu {time.process_time() - c:7.2f} s"
               f" (+ {children:.2f} s in the child)")
         return
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    if args.history:
+        if not os.path.isfile(args.history):
+            p.error(f"no such history file: {args.history}")
+        print(f"{args.history}: {os.path.getsize(args.history) / 1e6:.0f} MB, load average {os.getloadavg()[0]:.1f}")
+        fresh_runs(args.history, args.repeat)
+        return
     for n in (int(x) for x in args.sizes.split(",")):
-        bench(n, args.seed)
+        bench(n, args.seed, args.repeat)
 
 
 if __name__ == "__main__":
