@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 
 from harness.history import OP_TYPES, MalformedLine, iter_history, validate_op
 
@@ -46,7 +47,7 @@ def _has_big_int(data: bytes) -> bool:
     return False
 
 
-class _NeedsReference(Exception):
+class NeedsReference(Exception):
     """The file has something only the reference reader reads right (a carriage return, a big integer)."""
 
 
@@ -56,7 +57,7 @@ def _line_blocks(fh, chunk: int):
     Reading in blocks instead of the whole file at once keeps only one block of raw text in memory: at
     1 M ops the whole text and its split lines were 450 MB that the process touched once and freed, and
     on this kind of machine page faults on fresh memory cost as much as parsing. Raises
-    ``_NeedsReference`` for a block with a carriage return or a run of 19 or more digits (a run cannot
+    ``NeedsReference`` for a block with a carriage return or a run of 19 or more digits (a run cannot
     cross a newline, so checking each block of whole lines is exact)."""
     carry = b""
     while True:
@@ -70,10 +71,10 @@ def _line_blocks(fh, chunk: int):
         whole = carry + block[:end] if carry else block[:end]
         carry = block[end + 1:]
         if b"\r" in whole or _has_big_int(whole):
-            raise _NeedsReference
+            raise NeedsReference
         yield whole.split(b"\n")
     if b"\r" in carry or _has_big_int(carry):
-        raise _NeedsReference
+        raise NeedsReference
     yield [carry]  # the text after the last newline (empty when the file ends with one)
 
 
@@ -86,54 +87,58 @@ def read_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
         return list(iter_history(path, malformed))
     reported = len(malformed) if malformed is not None else 0
     try:
-        with open(path, "rb") as fh:
-            return _read_fast(path, fh, malformed, block_bytes)
-    except _NeedsReference:
+        return list(iter_ops(path, malformed, block_bytes))
+    except NeedsReference:
         if malformed is not None:
             del malformed[reported:]  # what the fast path reported before it gave up
         return list(iter_history(path, malformed))
 
 
-def _read_fast(path: str, fh, malformed: list[MalformedLine] | None, block_bytes: int) -> list[dict]:
+def iter_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = None,
+             block_bytes: int = _CHUNK) -> Iterator[dict]:
+    """``read_ops``'s ops one at a time, for a consumer that keeps only what it derives from them (the
+    history is never all in memory). Raises ``NeedsReference``, possibly after ops were yielded, when
+    the file needs the reference reader: the consumer then starts over with ``read_ops``."""
+    path = str(path)
+    if orjson is None:
+        raise NeedsReference
     loads = orjson.loads
     types = OP_TYPES
-    ops: list[dict] = []
-    append = ops.append
     position = 0
     lineno = 0
-    for lines in _line_blocks(fh, block_bytes):
-        for raw in lines:
-            lineno += 1
-            try:
-                op = loads(raw)
-            except orjson.JSONDecodeError:
-                text = raw.decode("utf-8", errors="replace").strip()
-                if not text:
-                    continue
+    with open(path, "rb") as fh:
+        for lines in _line_blocks(fh, block_bytes):
+            for raw in lines:
+                lineno += 1
                 try:
-                    op = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    if malformed is not None:
-                        malformed.append(MalformedLine(path, lineno, f"invalid JSON ({exc.msg})"))
-                    continue
-            # Inlined validate_op for the common shape; anything else gets validate_op's own verdict.
-            if not (type(op) is dict and op.get("type") in types and type(op.get("f")) is str
-                    and type(op.get("time")) is int
-                    and (type(op.get("process")) is int or op.get("process") == "nemesis")
-                    and ("index" not in op or type(op["index"]) is int)):
-                reason = validate_op(op)
-                if reason is not None:
-                    if malformed is not None:
-                        malformed.append(MalformedLine(path, lineno, reason))
-                    continue
-            if "index" not in op:
-                op["index"] = position
-            if "node" not in op:
-                op["node"] = None
-            if "error" not in op:
-                op["error"] = None
-            if "value" not in op:
-                op["value"] = None
-            position += 1
-            append(op)
-    return ops
+                    op = loads(raw)
+                except orjson.JSONDecodeError:
+                    text = raw.decode("utf-8", errors="replace").strip()
+                    if not text:
+                        continue
+                    try:
+                        op = json.loads(text)
+                    except json.JSONDecodeError as exc:
+                        if malformed is not None:
+                            malformed.append(MalformedLine(path, lineno, f"invalid JSON ({exc.msg})"))
+                        continue
+                # Inlined validate_op for the common shape; anything else gets validate_op's own verdict.
+                if not (type(op) is dict and op.get("type") in types and type(op.get("f")) is str
+                        and type(op.get("time")) is int
+                        and (type(op.get("process")) is int or op.get("process") == "nemesis")
+                        and ("index" not in op or type(op["index"]) is int)):
+                    reason = validate_op(op)
+                    if reason is not None:
+                        if malformed is not None:
+                            malformed.append(MalformedLine(path, lineno, reason))
+                        continue
+                if "index" not in op:
+                    op["index"] = position
+                if "node" not in op:
+                    op["node"] = None
+                if "error" not in op:
+                    op["error"] = None
+                if "value" not in op:
+                    op["value"] = None
+                position += 1
+                yield op

@@ -132,6 +132,7 @@ import gc
 import operator
 import os
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from checkers.forked import Forked
@@ -161,7 +162,8 @@ def _none_first(x: Any) -> tuple:
 class QueueAnalysis:
     """The shared intermediate structures (writers, ok reads, version orders) of one history."""
 
-    def __init__(self, ops: list[dict], options: dict | None = None):
+    def __init__(self, ops: Iterable[dict], options: dict | None = None):
+        """``ops``: the history's ops in file order, read once (a list, or ``history_fast.iter_ops``)."""
         self.options = options or {}
         self.recs: list[OpRec] = extract(ops)
         self.writer: dict[tuple, OpRec] = {}
@@ -584,18 +586,26 @@ def _side_kinds(a: QueueAnalysis) -> dict[str, list[dict]]:
 
 
 def _side_from_file(path: str, options: dict) -> dict[str, list[dict]]:
-    from checkers.history_fast import read_ops
+    """``_side_kinds`` of the history file, built from its ops one at a time: the child never holds the
+    history itself, only the analysis (half the memory; on this kind of VM two processes that each touch
+    gigabytes of fresh memory slow each other down far more than two that compute)."""
+    from checkers.history_fast import NeedsReference, iter_ops, read_ops
 
-    return _side_kinds(QueueAnalysis(read_ops(path), options))
+    try:
+        a = QueueAnalysis(iter_ops(path), options)
+    except NeedsReference:
+        a = QueueAnalysis(read_ops(path), options)
+    return _side_kinds(a)
 
 
 def start_side(source: list[dict] | str | os.PathLike, options: dict | None = None) -> Forked | None:
-    """Start computing ``_side_kinds`` (the cycle kinds and precommitted-read) in a forked child while this process computes the rest
+    """Start computing ``_side_kinds`` (the cycle kinds and precommitted-read) in a forked child while
+    this process computes the rest
     (``anomalies_of(a, side)``), so a large check uses both cores; only the child's small result crosses
     back (``checkers.forked``), and the kinds are the same as computed in one process.
 
-    ``source``: the history file (best: call this before reading it; the child reads it too, into its own
-    memory) or the history already read (the child shares it copy-on-write, which costs page copies in
+    ``source``: the history file (best: call this before reading it; the child reads it too, one op at a
+    time, keeping only its analysis) or the history already read (the child shares it copy-on-write, which costs page copies in
     both processes). None when not worth it: a history under ``PARALLEL_MIN_OPS`` ops /
     ``PARALLEL_MIN_BYTES`` bytes, ``options["parallel"]`` False, or the cycle kinds not wanted. Call it
     with the garbage collector paused (``no_gc``), as the analysis itself is.

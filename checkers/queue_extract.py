@@ -9,6 +9,7 @@ rules. Nothing here decides validity: it only normalises both encodings of DESIG
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
@@ -156,10 +157,10 @@ def _is_final(invoke: dict, completion: dict | None) -> bool:
     return invoke.get("final") is True or (completion is not None and completion.get("final") is True)
 
 
-def extract(ops: list[dict]) -> list[OpRec]:
+def extract(ops: Iterable[dict]) -> list[OpRec]:
     """Pair client ops by process and unpack them, in completion order (history order of completions).
 
-    Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A completion without an open
+    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A completion without an open
     invocation is ignored (``pair_ops`` reports those); an invocation never completed becomes ``info``.
     """
     open_by_process: dict[Any, dict] = {}

@@ -103,3 +103,23 @@ def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds)
     with pytest.raises(ChildProcessError):  # already reaped: no zombie, no running child
         os.waitpid(pid, os.WNOHANG)
     assert checker.check({}, ops, [])["valid"] is True
+
+
+@pytest.mark.parametrize("tail", ["", "\r\n", '{"type": "info", "process": 9, "f": "poll", "time": 1, "value": 123456789012345678901234}\n'])
+def test_the_side_reads_the_file_one_op_at_a_time_with_the_same_result(tmp_path, tail, monkeypatch):
+    # The child builds its analysis from history_fast.iter_ops; a carriage return or a big integer met
+    # after ops were already used (small blocks here) makes it start over with the reference reader.
+    import functools
+
+    from checkers import history_fast
+    from checkers.history_fast import read_ops
+
+    monkeypatch.setattr(history_fast, "iter_ops", functools.partial(history_fast.iter_ops, block_bytes=256))
+
+    rng = random.Random(3)
+    ops = mutate(synth_history(300, seed=11), "swap-offsets", rng)[0]
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in ops) + tail)
+    expected = q._side_kinds(q.QueueAnalysis(read_ops(path), {}))
+    assert q._side_from_file(str(path), {}) == expected
+    assert expected["G0"] or expected["G1c"] or expected["G0-realtime"] or expected["G1c-realtime"]

@@ -94,3 +94,18 @@ def test_lines_longer_than_a_block(tmp_path):
     path.write_text("".join(json.dumps(op) + "\n" for op in ops))
     ref, fast, bad_ref, bad_fast = _both(path, 5)
     assert fast == ref and len(fast) == len(ops) and bad_fast == bad_ref == []
+
+
+def test_iter_ops_yields_read_ops_one_at_a_time_and_gives_up_late(tmp_path):
+    from checkers.history_fast import NeedsReference, iter_ops
+
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in synth_history(40, seed=5)))
+    assert list(iter_ops(path, block_bytes=64)) == read_ops(path)
+    with open(path, "a") as fh:
+        fh.write('{"type": "ok", "process": 0, "f": "poll", "time": 1}\r\n')
+    seen = []
+    with pytest.raises(NeedsReference):
+        for op in iter_ops(path, block_bytes=64):
+            seen.append(op)
+    assert seen  # ops came before the carriage return was met
