@@ -109,12 +109,12 @@ def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds)
 def test_the_side_reads_the_file_one_op_at_a_time_with_the_same_result(tmp_path, tail, monkeypatch):
     # The child builds its analysis from history_fast.iter_ops; a carriage return or a big integer met
     # after ops were already used (small blocks here) makes it start over with the reference reader.
-    import functools
-
     from checkers import history_fast
     from checkers.history_fast import read_ops
 
-    monkeypatch.setattr(history_fast, "iter_ops", functools.partial(history_fast.iter_ops, block_bytes=256))
+    whole = history_fast.iter_ops
+    monkeypatch.setattr(history_fast, "iter_ops",
+                        lambda path, malformed=None, block_bytes=0: whole(path, malformed, 256))
 
     rng = random.Random(3)
     ops = mutate(synth_history(300, seed=11), "swap-offsets", rng)[0]
