@@ -60,16 +60,10 @@ def realtime_checks(a) -> tuple[list[dict], list[dict]]:
         if t != now:
             # completions at the previous timestamp become visible (strictly earlier than what follows)
             if pending_rt:
-                for k, cand, row in pending_rt:
-                    cur = best_rt.get(k)
-                    if cur is None or cand > cur[0]:
-                        best_rt[k] = (cand, *row)
+                _publish(pending_rt, best_rt)
                 pending_rt = []
             if pending_hwm:
-                for k, cand, row in pending_hwm:
-                    cur = best_hwm.get(k)
-                    if cur is None or cand > cur[0]:
-                        best_hwm[k] = (cand, *row)
+                _publish(pending_hwm, best_hwm)
                 pending_hwm = []
             now = t
         sends, hwm = r.sends, r.hwm
@@ -100,6 +94,14 @@ def realtime_checks(a) -> tuple[list[dict], list[dict]]:
     rt_out.sort(key=lambda e: (e["key"], e["later"], e["offsets"][1]))
     hwm_out.sort(key=lambda e: (e["key"], e["later"]))
     return rt_out, hwm_out
+
+
+def _publish(pending: list, best: dict) -> None:
+    """Make completions ``(key, candidate, row)`` visible: each key keeps its largest candidate."""
+    for k, cand, row in pending:
+        cur = best.get(k)
+        if cur is None or cand > cur[0]:
+            best[k] = (cand, *row)
 
 
 def _certainly_clean(a) -> bool:
