@@ -38,8 +38,9 @@ The checkers:
   names trace lines and ops; an invariant whose data is missing is ``unknown``.
 * ``linear`` (``linear/``): a Wing-Gong-Lowe linearizability engine run as a subprocess
   (``python -m checkers.linear``), with per-key partitioning, memoisation and a time limit, models
-  register, cas-register, kv and the Kafka partition log (a final read with end offsets is a read of the
-  whole log, so an empty final read after acknowledged sends is not linearizable); an adapter runs knossos
+  register, cas-register, kv and the Kafka partition log, dense or - for histories with ``txn`` ops -
+  with the offset gaps transaction markers leave (a final read with end offsets is a read of the whole
+  log, so an empty final read after acknowledged sends is not linearizable); an adapter runs knossos
   instead when configured.
 
 Conventions for the harness

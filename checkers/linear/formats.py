@@ -7,7 +7,7 @@ logs of porcupine's corpus, read with porcupine's rules: an unmatched completion
 unknown output; ``:fail :cas`` is a cas whose compare failed).
 
 Op meanings by ``f``: ``read``/``write``/``cas`` (register, cas-register), ``get``/``put``/``append`` (kv),
-``send``/``poll``/``txn`` (kafka-log, split per key: every send and every non-empty per-key poll result
+``send``/``poll``/``txn`` (kafka-log, or kafka-log-gaps when ``txn`` ops are present; split per key: every send and every non-empty per-key poll result
 becomes one operation with the op's interval; an ok final read with end offsets - ``"final": true`` and
 ``"ends": {k: int}`` - becomes one ``final-poll`` per key, empty results included). Keys: an op's ``key`` field (kv, independent registers)
 or the queue key; None for a single register.
@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from checkers.linear.models import UNKNOWN
+from checkers.linear.models import KAFKA_LOG_MODELS, UNKNOWN
 from checkers.linear.wgl import INF, Operation
 from checkers.queue_extract import norm_key
 
@@ -30,10 +30,11 @@ KV_FS = {"get", "put", "append"}
 
 
 def detect_model(ops: list[dict]) -> str:
-    """Pick a model from the ``f`` values present."""
+    """Pick a model from the ``f`` values present. Queue histories with ``txn`` ops get the log whose
+    offsets may skip numbers: a transactional producer's commit and abort markers take offsets."""
     fs = {op.get("f") for op in ops if op.get("process") != "nemesis"}
     if fs & QUEUE_FS:
-        return "kafka-log"
+        return "kafka-log-gaps" if "txn" in fs else "kafka-log"
     if fs & KV_FS:
         return "kv"
     if "cas" in fs:
@@ -111,7 +112,7 @@ def to_partitions(ops: list[dict], model: str) -> dict[Any, list[Operation]]:
         ret = comp["index"] if comp is not None and ctype != "info" else INF
         ref = comp["index"] if comp is not None else inv["index"]
         f = inv.get("f")
-        if model == "kafka-log":
+        if model in KAFKA_LOG_MODELS:
             if f not in QUEUE_FS or ctype == "fail":
                 continue
             _queue_ops(parts, inv, comp, ctype, call, ret, ref)

@@ -6,6 +6,7 @@ effect on the state still applies when it is linearized. States are hashable and
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 
@@ -194,4 +195,55 @@ class KafkaLog:
         return False, state
 
 
-MODELS = {m.name: m for m in (Register(), CasRegister(), KV(), KafkaLog())}
+class KafkaLogWithGaps(KafkaLog):
+    """A Kafka partition whose offsets may skip numbers, as in a log written by transactional producers
+    (each commit or abort marker takes an offset): a send gets an offset above every offset in the log
+    and at or above the end offset any final read saw; a poll returns records at their offsets; a final
+    read returns every record below its end offset, in order.
+
+    Checked as ``KafkaLog`` on renumbered offsets: every offset the history shows (acknowledged sends,
+    crashed sends placed by a poll that returned them, records read) is replaced by its rank among them,
+    and a final read's end offset by the number of shown offsets below it. Every record in a log comes
+    from a send whose offset the history shows, so a linearization with gaps is one without them on the
+    ranks and back; the search keeps the dense model's one-next-offset constraint (fast)."""
+
+    name = "kafka-log-gaps"
+
+    def prepare(self, ops: list) -> list:
+        """Place crashed sends that a poll returned, drop the ones nobody read (with gaps allowed no
+        observation needs them: they can be taken to have happened after everything), then renumber."""
+        seen_at: dict[Any, int] = {}
+        shown: set[int] = set()
+        for op in ops:
+            f, arg = op.inp
+            if f in ("poll", "final-poll"):
+                for o, v in (arg if f == "poll" else arg[0]):
+                    if isinstance(o, int):
+                        shown.add(o)
+                        seen_at.setdefault(v, o)
+            elif f == "send" and op.out is not UNKNOWN and op.out is not None:
+                shown.add(op.out)
+        order = sorted(shown)
+        rank = {o: i for i, o in enumerate(order)}
+        out = []
+        for op in ops:
+            f, arg = op.inp
+            result = op.out
+            if f == "send":
+                if result is UNKNOWN or result is None:
+                    if arg not in seen_at:
+                        continue
+                    result = seen_at[arg]
+                result = rank.get(result, result)
+            elif f == "poll":
+                arg = tuple((rank.get(o, o) if isinstance(o, int) else o, v) for o, v in arg)
+            elif f == "final-poll":
+                recs, end = arg
+                arg = (tuple((rank.get(o, o) if isinstance(o, int) else o, v) for o, v in recs),
+                       bisect.bisect_left(order, end))
+            out.append(type(op)(op.call, op.ret, (f, arg), result, op.ref))
+        return out
+
+
+MODELS = {m.name: m for m in (Register(), CasRegister(), KV(), KafkaLog(), KafkaLogWithGaps())}
+KAFKA_LOG_MODELS = ("kafka-log", "kafka-log-gaps")

@@ -278,3 +278,58 @@ def test_linear_checker_on_the_lrs_shape_defers_to_the_profile():
     ops = _lrs_history({"0": []}, {"0": 0})
     strict = LinearChecker(time_limit_s=30).check({"variant": "kip966"}, ops, [])
     assert strict["valid"] is False and strict["status"] == "forbidden"
+
+
+def _gaps(ops):
+    """Check one partition with the gap-tolerant log (prepare renumbers, as check_partitions does)."""
+    model = MODELS["kafka-log-gaps"]
+    return check_operations(model, model.prepare(ops)).valid
+
+
+def test_log_with_gaps_accepts_skipped_offsets_that_the_dense_log_refuses():
+    ops = [Operation(0, 1, ("send", "a"), 0), Operation(2, 3, ("send", "b"), 2),  # 1: a commit marker
+           Operation(4, 5, ("poll", ((0, "a"), (2, "b"))), None),
+           Operation(6, 7, ("final-poll", (((0, "a"), (2, "b")), 4)), None)]
+    assert _gaps(ops) is True
+    assert check_partitions("kafka-log", {0: ops}, 10)["valid"] is False
+
+
+@pytest.mark.parametrize("case", ["offset-goes-back", "changed-value", "final-read-misses-one",
+                                  "append-below-a-seen-end", "lost-prefix", "phantom-record"])
+def test_log_with_gaps_still_refuses(case):
+    a, b = Operation(0, 1, ("send", "a"), 3), Operation(2, 3, ("send", "b"), 7)
+    ops = {
+        # b was invoked after a was acknowledged, yet got a lower offset
+        "offset-goes-back": [a, Operation(2, 3, ("send", "b"), 1)],
+        "changed-value": [a, b, Operation(4, 5, ("poll", ((3, "a"), (7, "c"))), None)],
+        "final-read-misses-one": [a, b, Operation(4, 5, ("final-poll", (((7, "b"),), 9)), None)],
+        # the final read saw the log end at 9; c, invoked afterwards, cannot land below it
+        "append-below-a-seen-end": [a, b, Operation(4, 5, ("final-poll", (((3, "a"), (7, "b")), 9)), None),
+                                    Operation(6, 7, ("send", "c"), 8)],
+        "lost-prefix": [a, b, Operation(4, 5, ("final-poll", ((), 0)), None)],
+        "phantom-record": [a, Operation(2, 3, ("poll", ((5, "x"),)), None)],
+    }[case]
+    assert _gaps(ops) is False
+
+
+def test_log_with_gaps_places_crashed_sends_by_what_was_read():
+    ops = [Operation(0, 1, ("send", "a"), 10), Operation(2, INF, ("send", "b"), UNKNOWN),
+           Operation(3, INF, ("send", "lost"), UNKNOWN),  # never read: dropped
+           Operation(4, 5, ("final-poll", (((10, "a"), (12, "b")), 13)), None)]
+    assert _gaps(ops) is True
+    ops[-1] = Operation(4, 5, ("final-poll", (((10, "a"),), 13)), None)  # b was read before, not now
+    ops.insert(2, Operation(3, 4, ("poll", ((12, "b"),)), None))
+    assert _gaps(ops) is False
+
+
+def test_queue_histories_with_transactions_get_the_log_with_gaps():
+    ops = synth_history(300, seed=4, keys=2, p_txn=0.3, p_gap=0.2)
+    from checkers.linear.formats import detect_model
+
+    assert detect_model(ops) == "kafka-log-gaps"
+    assert detect_model([op for op in ops if op["f"] != "txn"]) == "kafka-log"
+    parts = to_partitions(ops, "kafka-log-gaps")
+    assert check_partitions("kafka-log-gaps", parts, 30)["valid"] is True
+    assert check_partitions("kafka-log", parts, 30)["valid"] is False  # the gaps are real
+    swapped, _ = mutate(ops, "swap-offsets", random.Random(2))
+    assert check_partitions("kafka-log-gaps", to_partitions(swapped, "kafka-log-gaps"), 30)["valid"] is False
