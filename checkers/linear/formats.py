@@ -15,7 +15,6 @@ or the queue key; None for a single register.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -80,9 +79,10 @@ def read_edn(text: str) -> list[dict]:
 
 
 def read_jsonl(path: str) -> list[dict]:
-    """Our JSONL history (malformed lines skipped; ``kraftcheck check`` reports them)."""
-    from harness.history import iter_history
-    return list(iter_history(path))
+    """Our JSONL history, the ops the other checkers see (read with orjson by ``history_fast.read_ops``;
+    malformed lines are skipped here, ``kraftcheck check`` reports them)."""
+    from checkers.history_fast import read_ops
+    return read_ops(path)
 
 
 def _pairs(ops: list[dict]):
@@ -234,31 +234,28 @@ def read_etcd_log(text: str) -> dict[Any, list[Operation]]:
 
 def load(path: str, fmt: str, model: str) -> tuple[str, dict[Any, list[Operation]], list[dict] | None]:
     """Read ``path`` in ``fmt`` ("auto" guesses from the name/content); returns (model, partitions, ops)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
     if fmt == "auto":
-        if path.endswith(".log") and "jepsen.util" in text[:2000]:
+        with open(path, "rb") as fh:  # enough of the start to see the first non-blank text
+            head = fh.read(4096).decode("utf-8", errors="replace")
+            while not head.strip():
+                more = fh.read(1 << 16)
+                if not more:
+                    break
+                head += more.decode("utf-8", errors="replace")
+        if path.endswith(".log") and "jepsen.util" in head[:2000]:
             fmt = "etcd-log"
-        elif text.lstrip().startswith(("{:", "[{:", "[")) and not text.lstrip().startswith("[{\""):
+        elif head.lstrip().startswith(("{:", "[{:", "[")) and not head.lstrip().startswith("[{\""):
             fmt = "edn"
         else:
             fmt = "jsonl"
-    if fmt == "etcd-log":
-        return ("cas-register" if model == "auto" else model), read_etcd_log(text), None
-    if fmt == "edn":
+    if fmt == "jsonl":
+        ops = read_jsonl(path)
+    elif fmt in ("etcd-log", "edn"):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        if fmt == "etcd-log":
+            return ("cas-register" if model == "auto" else model), read_etcd_log(text), None
         ops = read_edn(text)
-    elif fmt == "jsonl":
-        ops = []
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                op = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(op, dict) and "type" in op:
-                op.setdefault("index", len(ops))
-                ops.append(op)
     else:
         raise ValueError(f"unknown format {fmt!r}")
     if model == "auto":

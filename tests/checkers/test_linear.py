@@ -333,3 +333,19 @@ def test_queue_histories_with_transactions_get_the_log_with_gaps():
     assert check_partitions("kafka-log", parts, 30)["valid"] is False  # the gaps are real
     swapped, _ = mutate(ops, "swap-offsets", random.Random(2))
     assert check_partitions("kafka-log-gaps", to_partitions(swapped, "kafka-log-gaps"), 30)["valid"] is False
+
+
+def test_jsonl_is_read_as_the_other_checkers_read_it(tmp_path):
+    # Same ops as checkers.history_fast.read_ops: a torn line and an op without a valid time are skipped
+    # (kraftcheck check reports them), the rest is checked.
+    from checkers.history_fast import read_ops
+
+    ops = synth_history(60, seed=2, keys=1)
+    lines = [json.dumps(op) for op in ops]
+    lines.insert(5, '{"type": "ok", "process": 0, "f": "send"')
+    lines.insert(9, json.dumps({"type": "ok", "process": 1, "f": "poll", "time": "soon", "value": {"0": [[0, 99]]}}))
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    model, parts, got = load(str(path), "auto", "auto")
+    assert got == read_ops(path) and len(got) == len(ops)
+    assert model == "kafka-log-gaps" and check_partitions(model, parts, 30)["valid"] is True
