@@ -38,6 +38,11 @@ class Register:
             return True, arg
         return False, state
 
+    def observes(self, inp, out) -> bool:
+        """Whether the op never changes the state, whatever the state (the search may then take it as
+        soon as it is legal: see ``wgl.check_operations``)."""
+        return inp[0] == "read"
+
 
 class CasRegister(Register):
     """A register with compare-and-set: ``("cas", (expected, new))`` outputs True (swapped) or False."""
@@ -45,13 +50,22 @@ class CasRegister(Register):
     name = "cas-register"
 
     def step(self, state, inp, out):
-        """Apply one op; a failed cas is legal only when the compare really fails."""
-        if inp[0] == "cas":
-            expected, new = inp[1]
-            if state == expected:
-                return (out is UNKNOWN or out is True), new
+        """Apply one op; a failed cas is legal only when the compare really fails. (Register's cases are
+        repeated here rather than delegated: this runs millions of times per history.)"""
+        f, arg = inp
+        if f == "cas":
+            if state == arg[0]:
+                return (out is UNKNOWN or out is True), arg[1]
             return (out is UNKNOWN or out is False), state
-        return super().step(state, inp, out)
+        if f == "read":
+            return (out is UNKNOWN or out == state), state
+        if f == "write":
+            return True, arg
+        return False, state
+
+    def observes(self, inp, out) -> bool:
+        """Reads, and a cas known to have failed (legal only when the compare fails, so nothing changes)."""
+        return inp[0] == "read" or (inp[0] == "cas" and out is False)
 
 
 class KV:
@@ -62,6 +76,10 @@ class KV:
     def init(self) -> Any:
         """An absent key reads as the empty string."""
         return ""
+
+    def observes(self, inp, out) -> bool:
+        """Gets never change the value."""
+        return inp[0] == "get"
 
     def step(self, state, inp, out):
         """Apply one op."""
@@ -134,6 +152,10 @@ class KafkaLog:
     def init(self) -> Any:
         """The empty log."""
         return LogState([], 0, 0)
+
+    def observes(self, inp, out) -> bool:
+        """Polls and final reads only look at the log."""
+        return inp[0] in ("poll", "final-poll")
 
     def prepare(self, ops: list) -> list:
         """Canonicalise indeterminate sends before the search (sound for this model, and it keeps the

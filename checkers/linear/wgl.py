@@ -23,10 +23,13 @@ INF = float("inf")
 
 
 class _Entry:
-    __slots__ = ("op", "is_call", "match", "prev", "next", "oid")
+    __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer")
 
     def __init__(self, op, is_call, oid):
         self.op = op
+        self.inp = op.inp if op is not None else None  # read in the search's inner loop
+        self.out = op.out if op is not None else None
+        self.observer = False  # the op never changes the model's state (set by check_operations)
         self.is_call = is_call
         self.oid = oid
         self.match = None
@@ -63,6 +66,15 @@ def _build_list(ops: list[Operation]) -> _Entry:
         e.prev = prev
         prev = e
     return head
+
+
+def _calls(head: _Entry):
+    """The call entries of the list, in order."""
+    e = head.next
+    while e is not None:
+        if e.is_call:
+            yield e
+        e = e.next
 
 
 def _lift(e: _Entry) -> None:
@@ -107,28 +119,41 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     best = 0
     best_stuck: list = []
     step = model.step
+    # An op that never changes the state (a read, a poll, a failed cas) and is legal now can be taken now
+    # in any linearization from here that takes it later (nothing it could be moved past sees a
+    # different state, and no pending op returned before it was called). So such a choice is never
+    # undone in favour of another op at the same point: when what follows it fails, or it leads to a
+    # state already explored, the search backtracks past it.
+    observes = getattr(model, "observes", None)
+    if observes is not None:
+        for e in _calls(head):
+            e.observer = observes(e.inp, e.out)
     while head.next is not None:
         explored += 1
         if deadline is not None and not explored & 0x3FF and time.monotonic() > deadline:
             return SearchResult("unknown", explored, "time limit reached", best, n, best_stuck)
         if entry.is_call:
-            ok, new_state = step(state, entry.op.inp, entry.op.out)
-            if ok:
-                new_base, new_mask = base, mask | (1 << (entry.oid - base))
-                if new_mask & 1:  # op ``base`` is in: move past the run of linearized ops
-                    run = (~new_mask & (new_mask + 1)).bit_length() - 1
-                    new_base += run
-                    new_mask >>= run
-                key = (new_base, new_mask, new_state)
-                if key not in cache:
-                    cache.add(key)
-                    stack.append((entry, state, base, mask))
-                    state, base, mask = new_state, new_base, new_mask
-                    count += 1
-                    _lift(entry)
-                    entry = head.next
-                    continue
-            entry = entry.next
+            ok, new_state = step(state, entry.inp, entry.out)
+            if not ok:
+                entry = entry.next
+                continue
+            new_base, new_mask = base, mask | (1 << (entry.oid - base))
+            if new_mask & 1:  # op ``base`` is in: move past the run of linearized ops
+                run = (~new_mask & (new_mask + 1)).bit_length() - 1
+                new_base += run
+                new_mask >>= run
+            key = (new_base, new_mask, new_state)
+            if key not in cache:
+                cache.add(key)
+                stack.append((entry, state, base, mask))
+                state, base, mask = new_state, new_base, new_mask
+                count += 1
+                _lift(entry)
+                entry = head.next
+                continue
+            if not entry.observer:
+                entry = entry.next
+                continue
         else:
             # A completion: its op should have been linearized already. Remember the deepest dead end
             # (the ops still open there) to explain a failure, then backtrack.
@@ -140,10 +165,13 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
                     if e.is_call:
                         best_stuck.append(e.op.ref)
                     e = e.next
+        while True:  # backtrack to the last choice that may be undone
             if not stack:
                 return SearchResult(False, explored, "no linearization", best, n, best_stuck)
             entry, state, base, mask = stack.pop()
             count -= 1
             _unlift(entry)
-            entry = entry.next
+            if not entry.observer:
+                break
+        entry = entry.next
     return SearchResult(True, explored, None, n, n)
