@@ -138,6 +138,23 @@ class LogState:
         return LogState(lst, n + 1, hash((self.h, v)))
 
 
+def _shown_offsets(ops: list) -> tuple[dict[Any, int], set[int]]:
+    """Of a partition's log operations: the offset each value was first read at, and every offset the
+    history shows (records read, acknowledged sends)."""
+    seen_at: dict[Any, int] = {}
+    shown: set[int] = set()
+    for op in ops:
+        f, arg = op.inp
+        if f in ("poll", "final-poll"):
+            for o, v in (arg if f == "poll" else arg[0]):
+                if isinstance(o, int):
+                    shown.add(o)
+                    seen_at.setdefault(v, o)
+        elif f == "send" and op.out is not UNKNOWN and op.out is not None:
+            shown.add(op.out)
+    return seen_at, shown
+
+
 class KafkaLog:
     """One Kafka partition: ``("send", v)`` outputs the offset it was appended at (the log length then);
     ``("poll", ((o, v), ...))`` is legal when every returned record is in the log at that offset (a
@@ -167,17 +184,7 @@ class KafkaLog:
           have no hole below their maximum, can only have been appended after every observation (anywhere
           earlier it would shift an observed offset), which is the same as never: it is dropped.
         """
-        seen_at: dict[Any, int] = {}
-        observed: set[int] = set()
-        for op in ops:
-            f, arg = op.inp
-            if f in ("poll", "final-poll"):
-                for o, v in (arg if f == "poll" else arg[0]):
-                    if isinstance(o, int):
-                        observed.add(o)
-                        seen_at.setdefault(v, o)
-            elif f == "send" and op.out is not UNKNOWN and op.out is not None:
-                observed.add(op.out)
+        seen_at, observed = _shown_offsets(ops)
         no_holes = not observed or len(observed) == max(observed) + 1
         out = []
         for op in ops:
@@ -234,17 +241,7 @@ class KafkaLogWithGaps(KafkaLog):
     def prepare(self, ops: list) -> list:
         """Place crashed sends that a poll returned, drop the ones nobody read (with gaps allowed no
         observation needs them: they can be taken to have happened after everything), then renumber."""
-        seen_at: dict[Any, int] = {}
-        shown: set[int] = set()
-        for op in ops:
-            f, arg = op.inp
-            if f in ("poll", "final-poll"):
-                for o, v in (arg if f == "poll" else arg[0]):
-                    if isinstance(o, int):
-                        shown.add(o)
-                        seen_at.setdefault(v, o)
-            elif f == "send" and op.out is not UNKNOWN and op.out is not None:
-                shown.add(op.out)
+        seen_at, shown = _shown_offsets(ops)
         order = sorted(shown)
         rank = {o: i for i, o in enumerate(order)}
         out = []
