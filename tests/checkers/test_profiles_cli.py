@@ -131,3 +131,21 @@ def test_check_with_trace_counts_invariants(tmp_path, capsys):
         assert code == expected, out["checkers"]["invariants"]["violated"]
         assert out["malformed"][-1]["line"] == len(trace) + 1  # the trace's bad line, by number
         assert out["checkers"]["invariants"].get("counted", True) is True
+
+
+def test_whole_check_with_linearizability_on_valid_and_broken_histories(tmp_path):
+    # Every checker, the linearizability subprocess included: valid synthetic histories (with txn ops and
+    # the offset gaps their markers leave, and without txn) pass; swapped acknowledged offsets do not.
+    import random
+
+    from checkers.synth import mutate
+
+    for name, ops in (("txn", synth_history(300, seed=5, p_txn=0.2, p_gap=0.1)),
+                      ("plain", synth_history(300, seed=6, p_txn=0.0, p_gap=0.0))):
+        res = check_run({}, write(tmp_path / f"{name}.jsonl", ops), None)
+        assert res["valid"] is True, (name, res["checkers"]["linear"])
+        assert res["checkers"]["linear"]["valid"] is True
+        assert res["checkers"]["linear"]["model"] == ("kafka-log-gaps" if name == "txn" else "kafka-log")
+        broken, _ = mutate(ops, "swap-offsets", random.Random(1))
+        res = check_run({}, write(tmp_path / f"{name}-broken.jsonl", broken), None)
+        assert res["checkers"]["linear"]["valid"] is False
