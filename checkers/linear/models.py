@@ -253,15 +253,20 @@ class KafkaLogWithGaps(KafkaLog):
                     if arg not in seen_at:
                         continue
                     result = seen_at[arg]
-                result = rank.get(result, result)
+                result = rank[result]
             elif f == "poll":
-                arg = tuple((rank.get(o, o) if isinstance(o, int) else o, v) for o, v in arg)
+                arg = _renumbered(arg, rank)
             elif f == "final-poll":
                 recs, end = arg
-                arg = (tuple((rank.get(o, o) if isinstance(o, int) else o, v) for o, v in recs),
-                       bisect.bisect_left(order, end))
+                arg = (_renumbered(recs, rank), bisect.bisect_left(order, end))
             out.append(type(op)(op.call, op.ret, (f, arg), result, op.ref))
         return out
+
+
+def _renumbered(recs, rank: dict[int, int]) -> tuple:
+    """Records ``(offset, value)`` with integer offsets replaced by their rank (all of them are in
+    ``rank``: ``_shown_offsets`` collected them); anything else is left for the step to refuse."""
+    return tuple((rank[o] if isinstance(o, int) else o, v) for o, v in recs)
 
 
 MODELS = {m.name: m for m in (Register(), CasRegister(), KV(), KafkaLog(), KafkaLogWithGaps())}

@@ -25,11 +25,11 @@ INF = float("inf")
 class _Entry:
     __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer")
 
-    def __init__(self, op, is_call, oid):
+    def __init__(self, op, is_call, oid, observer=False):
         self.op = op
         self.inp = op.inp if op is not None else None  # read in the search's inner loop
         self.out = op.out if op is not None else None
-        self.observer = False  # the op never changes the model's state (set by check_operations)
+        self.observer = observer  # the op never changes the model's state (see check_operations)
         self.is_call = is_call
         self.oid = oid
         self.match = None
@@ -49,10 +49,10 @@ class SearchResult:
     stuck: list = field(default_factory=list)
 
 
-def _build_list(ops: list[Operation]) -> _Entry:
+def _build_list(ops: list[Operation], observes=None) -> _Entry:
     events = []
     for i, op in enumerate(ops):
-        c = _Entry(op, True, i)
+        c = _Entry(op, True, i, observes is not None and observes(op.inp, op.out))
         r = _Entry(op, False, i)
         c.match = r
         events.append((op.call, 0, i, c))
@@ -66,15 +66,6 @@ def _build_list(ops: list[Operation]) -> _Entry:
         e.prev = prev
         prev = e
     return head
-
-
-def _calls(head: _Entry):
-    """The call entries of the list, in order."""
-    e = head.next
-    while e is not None:
-        if e.is_call:
-            yield e
-        e = e.next
 
 
 def _lift(e: _Entry) -> None:
@@ -102,7 +93,7 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     n = len(ops)
     if n == 0:
         return SearchResult(True, total=0)
-    head = _build_list(ops)
+    head = _build_list(ops, getattr(model, "observes", None))
     state = model.init()
     # The set of linearized ops is kept as ``base`` (every op below it is linearized, op ``base`` is not)
     # and ``mask`` (bit i: op ``base + i`` is linearized): the same set as one n-bit integer, but its
@@ -123,11 +114,7 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     # in any linearization from here that takes it later (nothing it could be moved past sees a
     # different state, and no pending op returned before it was called). So such a choice is never
     # undone in favour of another op at the same point: when what follows it fails, or it leads to a
-    # state already explored, the search backtracks past it.
-    observes = getattr(model, "observes", None)
-    if observes is not None:
-        for e in _calls(head):
-            e.observer = observes(e.inp, e.out)
+    # state already explored, the search backtracks past it (``_Entry.observer``).
     while head.next is not None:
         explored += 1
         if deadline is not None and not explored & 0x3FF and time.monotonic() > deadline:
