@@ -19,6 +19,11 @@ from checkers.queue_extract import OpRec
 _first = operator.itemgetter(0)
 
 
+def _timed_ok(a) -> list[OpRec]:
+    """The ok ops with both an invocation and a completion time: the only ones either kind compares."""
+    return [r for r in a.recs if r.type == "ok" and r.complete_time is not None and r.invoke_time is not None]
+
+
 def _sweep(a) -> list[tuple[int, OpRec]]:
     """Invocations and completions of ok ops as ``(0 | 1, rec)`` in time order, invocations first among
     equal times (so ``A.complete_time < B.invoke_time`` holds exactly for completions seen earlier
@@ -27,7 +32,7 @@ def _sweep(a) -> list[tuple[int, OpRec]]:
     cached = getattr(a, "_sweep_events", None)
     if cached is not None:
         return cached
-    recs = [r for r in a.recs if r.type == "ok" and r.complete_time is not None and r.invoke_time is not None]
+    recs = _timed_ok(a)
     size = max((r.index for r in recs), default=-1) + 1
     slots: list = [None] * size
     for r in recs:
@@ -110,19 +115,20 @@ def _certainly_clean(a) -> bool:
     False when that is not so, or when the history has what numpy cannot hold exactly (keys or numbers
     that are not 64-bit integers): the sweep decides then. The rows are gathered with C-level maps (one
     Python step per op, none per send or hwm entry), which is what makes this cheaper than the sweep."""
-    ops = [r for r in a.recs if r.type == "ok" and r.complete_time is not None and r.invoke_time is not None]
+    ops = _timed_ok(a)
     try:
         writers = [r for r in ops if r.sends]
         sends = list(chain.from_iterable(map(_sends, writers)))  # (key, value, offset)
         counts = list(map(len, map(_sends, writers)))
         offsets = list(map(_third, sends))
-        keep = [o is not None for o in offsets]
-        send_rows = (_int_array(list(map(_first, sends))), _int_array(offsets, keep),
+        unknown = offsets.count(None)  # sends without an offset take no part: zeroed here, dropped below
+        send_rows = (_int_array(list(map(_first, sends))),
+                     _int_array([0 if o is None else o for o in offsets] if unknown else offsets),
                      np.repeat(_int_array(list(map(_done, writers))), counts),
                      np.repeat(_int_array(list(map(_began, writers))), counts))
-        if not all(keep):
-            where = np.array(keep, dtype=bool)
-            send_rows = tuple(col[where] for col in send_rows)
+        if unknown:
+            known = np.array([o is not None for o in offsets], dtype=bool)
+            send_rows = tuple(col[known] for col in send_rows)
         readers = [r for r in ops if r.hwm]
         marks = list(map(_hwm, readers))
         counts = list(map(len, marks))
@@ -143,12 +149,9 @@ _began = operator.attrgetter("invoke_time")
 _third = operator.itemgetter(2)
 
 
-def _int_array(values: list, keep: list[bool] | None = None) -> np.ndarray:
-    """``values`` as int64, or ValueError when they are not all integers that fit; with ``keep``, the
-    values not kept become 0 (the caller drops those rows). (Booleans among ints become 0 and 1, which
-    is how the sweep's comparisons and dict lookups treat them too.)"""
-    if keep is not None and not all(keep):
-        values = [v if k else 0 for v, k in zip(values, keep, strict=True)]
+def _int_array(values: list) -> np.ndarray:
+    """``values`` as int64, or ValueError when they are not all integers that fit. (Booleans among ints
+    become 0 and 1, which is how the sweep's comparisons and dict lookups treat them too.)"""
     arr = np.array(values)
     if arr.dtype != np.int64:
         if not values:
