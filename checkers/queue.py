@@ -600,15 +600,15 @@ def _side_from_file(path: str, options: dict) -> dict[str, list[dict]]:
 
 def start_side(source: list[dict] | str | os.PathLike, options: dict | None = None) -> Forked | None:
     """Start computing ``_side_kinds`` (the cycle kinds and precommitted-read) in a forked child while
-    this process computes the rest
-    (``anomalies_of(a, side)``), so a large check uses both cores; only the child's small result crosses
-    back (``checkers.forked``), and the kinds are the same as computed in one process.
+    this process computes the rest (``anomalies_of(a, side)``), so a large check uses both cores; only
+    the child's small result crosses back (``checkers.forked``), and the kinds are the same as computed
+    in one process.
 
     ``source``: the history file (best: call this before reading it; the child reads it too, one op at a
-    time, keeping only its analysis) or the history already read (the child shares it copy-on-write, which costs page copies in
-    both processes). None when not worth it: a history under ``PARALLEL_MIN_OPS`` ops /
-    ``PARALLEL_MIN_BYTES`` bytes, ``options["parallel"]`` False, or the cycle kinds not wanted. Call it
-    with the garbage collector paused (``no_gc``), as the analysis itself is.
+    time, keeping only its analysis) or the history already read (the child shares it copy-on-write,
+    which costs page copies in both processes). None when not worth it: a history under
+    ``PARALLEL_MIN_OPS`` ops / ``PARALLEL_MIN_BYTES`` bytes, ``options["parallel"]`` False, or the cycle
+    kinds not wanted. Call it with the garbage collector paused (``no_gc``), as the analysis itself is.
     """
     options = options or {}
     if not options.get("parallel", True) or not options.get("cycles", True):

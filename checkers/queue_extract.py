@@ -160,8 +160,9 @@ def _is_final(invoke: dict, completion: dict | None) -> bool:
 def extract(ops: Iterable[dict]) -> list[OpRec]:
     """Pair client ops by process and unpack them, in completion order (history order of completions).
 
-    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A completion without an open
-    invocation is ignored (``pair_ops`` reports those); an invocation never completed becomes ``info``.
+    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A
+    completion without an open invocation is ignored (``pair_ops`` reports those); an invocation never
+    completed becomes ``info``.
     """
     open_by_process: dict[Any, dict] = {}
     out: list[OpRec] = []

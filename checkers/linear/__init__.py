@@ -4,8 +4,8 @@ Theory of operation. A history is linearizable when every completed operation ca
 between its invocation and its completion such that, taken in that order, the operations are a legal
 run of a sequential model (register, cas-register, kv, or a Kafka partition log: ``kafka-log`` with
 dense offsets for non-transactional producers, ``kafka-log-gaps`` - chosen automatically when the
-history has ``txn`` ops - whose offsets may skip the numbers that transaction markers take). The engine is the
-Wing & Gong search with Lowe's memoisation, as in porcupine and knossos' ``wgl`` checker:
+history has ``txn`` ops - whose offsets may skip the numbers that transaction markers take). The
+engine is the Wing & Gong search with Lowe's memoisation, as in porcupine and knossos' ``wgl`` checker:
 
 * the invocations and completions of one partition form a doubly linked list in history order;
 * the search walks it: at an invocation it tries to *linearize* that op now (apply the model step; on

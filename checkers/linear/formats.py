@@ -7,10 +7,11 @@ logs of porcupine's corpus, read with porcupine's rules: an unmatched completion
 unknown output; ``:fail :cas`` is a cas whose compare failed).
 
 Op meanings by ``f``: ``read``/``write``/``cas`` (register, cas-register), ``get``/``put``/``append`` (kv),
-``send``/``poll``/``txn`` (kafka-log, or kafka-log-gaps when ``txn`` ops are present; split per key: every send and every non-empty per-key poll result
-becomes one operation with the op's interval; an ok final read with end offsets - ``"final": true`` and
-``"ends": {k: int}`` - becomes one ``final-poll`` per key, empty results included). Keys: an op's ``key`` field (kv, independent registers)
-or the queue key; None for a single register.
+``send``/``poll``/``txn`` (kafka-log, or kafka-log-gaps when ``txn`` ops are present; split per key:
+every send and every non-empty per-key poll result becomes one operation with the op's interval; an ok
+final read with end offsets - ``"final": true`` and ``"ends": {k: int}`` - becomes one ``final-poll``
+per key, empty results included). Keys: an op's ``key`` field (kv, independent registers) or the queue
+key; None for a single register.
 """
 
 from __future__ import annotations
