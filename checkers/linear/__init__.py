@@ -12,7 +12,11 @@ engine is the Wing & Gong search with Lowe's memoisation, as in porcupine and kn
   success remove the op's two entries and restart from the head), at a completion it has hit an op that
   had to be linearized already, so it backtracks to the last choice and tries the next candidate;
 * a cache of (set of linearized ops, model state) pairs already explored prunes the search (Lowe): two
-  paths reaching the same pair cannot differ later.
+  paths reaching the same pair cannot differ later;
+* two shortcuts that never change a verdict (tested against an exhaustive search of the definition):
+  an op that cannot change the state (a read, a failed cas) is taken as soon as it is legal, and of
+  crashed ops with the same input and output (interchangeable once invoked) only the earliest open one
+  is tried at a point, since taking another reaches the same configuration up to renaming.
 
 Indeterminate (``info``) operations - crashed clients - may or may not have taken effect; their
 completion is moved to the end of the history and their output is unknown (any output is accepted), so

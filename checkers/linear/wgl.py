@@ -23,13 +23,14 @@ INF = float("inf")
 
 
 class _Entry:
-    __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer")
+    __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer", "twin_before")
 
     def __init__(self, op, is_call, oid, observer=False):
         self.op = op
         self.inp = op.inp if op is not None else None  # read in the search's inner loop
         self.out = op.out if op is not None else None
         self.observer = observer  # the op never changes the model's state (see check_operations)
+        self.twin_before = -1  # the interchangeable crashed op invoked last before this one (or -1)
         self.is_call = is_call
         self.oid = oid
         self.match = None
@@ -49,19 +50,50 @@ class SearchResult:
     stuck: list = field(default_factory=list)
 
 
-def _build_list(ops: list[Operation], observes=None) -> _Entry:
-    events = []
+def event_order(ops: list[Operation]) -> list[tuple[bool, int]]:
+    """The invocations and completions of ``ops`` as ``(is_call, op id)`` in history order. At equal
+    times a completion comes before an invocation (the earlier op finished first), except an op's own
+    completion at the instant of its invocation, which comes after the invocations of that instant."""
+    keyed = []
     for i, op in enumerate(ops):
-        c = _Entry(op, True, i, observes is not None and observes(op.inp, op.out))
-        r = _Entry(op, False, i)
-        c.match = r
-        events.append((op.call, 0, i, c))
-        events.append((op.ret, 1, i, r))
-    # At equal times a completion comes before an invocation: the earlier op finished first.
-    events.sort(key=lambda e: (e[0], -e[1], e[2]))
+        keyed.append((op.call, 1, i, True))
+        keyed.append((op.ret, 2 if op.ret == op.call else 0, i, False))
+    keyed.sort()
+    return [(is_call, i) for _, _, i, is_call in keyed]
+
+
+def crashed_twins(ops: list[Operation]) -> list:
+    """For each op, a class shared by the indeterminate ops with the same input and output (``None``
+    for the others): two such ops, both invoked and pending, are interchangeable from then on."""
+    classes: dict = {}
+    twin: list = [None] * len(ops)
+    for i, op in enumerate(ops):
+        if op.ret == INF:
+            try:
+                twin[i] = classes.setdefault(_typed(op.inp, op.out), i)
+            except TypeError:  # an unhashable input: this op is its own class
+                pass
+    return twin
+
+
+def _typed(*values):
+    """``values`` with the type of every leaf, so that 1, 1.0 and True (equal in Python) differ."""
+    return tuple(_typed(*v) if isinstance(v, tuple) else (type(v), v) for v in values)
+
+
+def _build_list(ops: list[Operation], observes=None) -> _Entry:
+    calls = [_Entry(op, True, i, observes is not None and observes(op.inp, op.out)) for i, op in enumerate(ops)]
+    for c in calls:
+        c.match = _Entry(c.op, False, c.oid)
+    twin = crashed_twins(ops)
+    last_of_class: dict = {}
     head = _Entry(None, False, -1)
     prev = head
-    for _, _, _, e in events:
+    for is_call, i in event_order(ops):
+        e = calls[i] if is_call else calls[i].match
+        if is_call and twin[i] is not None:
+            e.twin_before = last_of_class.get(twin[i], -1)
+            last_of_class[twin[i]] = i
         prev.next = e
         e.prev = prev
         prev = e
@@ -120,6 +152,12 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
         if deadline is not None and not explored & 0x3FF and time.monotonic() > deadline:
             return SearchResult("unknown", explored, "time limit reached", best, n, best_stuck)
         if entry.is_call:
+            twin = entry.twin_before
+            if twin >= base and not (mask >> (twin - base)) & 1:
+                # An interchangeable crashed op invoked earlier is still open: it was tried here first,
+                # and taking this one instead reaches the same configuration up to renaming.
+                entry = entry.next
+                continue
             ok, new_state = step(state, entry.inp, entry.out)
             if not ok:
                 entry = entry.next

@@ -387,3 +387,72 @@ def test_taking_observers_first_never_changes_a_verdict():
         assert fast == check_operations(_NoShortcut(cas), ops).valid
         verdicts.add(fast)
     assert verdicts == {True, False}
+
+
+def _precedes(a: Operation, b: Operation) -> bool:
+    """Real-time order as the search reads it: ``a`` completed before ``b`` was invoked (at the same
+    instant too, unless ``a`` itself took no time)."""
+    return a.ret < b.call or (a.ret == b.call and a.ret != a.call)
+
+
+def _linearizable_by_definition(model, ops: list[Operation]) -> bool:
+    """Some order of all ops that respects real-time order is a legal run of ``model``: every op placed
+    next must have no unplaced op that precedes it. Exhaustive, memoised on (placed set, state) only."""
+    n = len(ops)
+    before = [[j for j in range(n) if j != i and _precedes(ops[j], ops[i])] for i in range(n)]
+    failed = set()
+
+    def extend(placed: frozenset, state) -> bool:
+        if len(placed) == n:
+            return True
+        if (placed, state) in failed:
+            return False
+        for i in range(n):
+            if i not in placed and all(j in placed for j in before[i]):
+                ok, new_state = model.step(state, ops[i].inp, ops[i].out)
+                if ok and extend(placed | {i}, new_state):
+                    return True
+        failed.add((placed, state))
+        return False
+
+    return extend(frozenset(), model.init())
+
+
+def _random_cas_history(rng: random.Random) -> list[Operation]:
+    ops = []
+    for _ in range(rng.randint(3, 9)):
+        call = rng.randint(0, 30)
+        ret = INF if rng.random() < 0.3 else call + rng.randint(0, 12)  # 0: an op that takes no time
+        kind = rng.choice(["read", "write", "write", "cas"])
+        if kind == "read":
+            ops.append(Operation(call, ret, ("read", None), UNKNOWN if ret == INF else rng.choice([None, 0, 1])))
+        elif kind == "write":  # few values: crashed writes of the same value (interchangeable) are common
+            ops.append(Operation(call, ret, ("write", rng.randint(0, 1)), UNKNOWN if ret == INF else None))
+        else:
+            ops.append(Operation(call, ret, ("cas", (rng.randint(0, 1), rng.randint(0, 1))),
+                                 UNKNOWN if ret == INF else rng.choice([True, False])))
+    return ops
+
+
+def test_search_agrees_with_the_definition_on_random_histories():
+    # The search's shortcuts (observers taken at once, interchangeable crashed ops tried once, the
+    # memo) against an exhaustive search of the definition, on histories with crashed ops, ops of zero
+    # duration and repeated values; both verdicts must occur, and crashed twins must be common.
+    rng = random.Random(23)
+    verdicts = []
+    with_twins = 0
+    for _ in range(600):
+        ops = _random_cas_history(rng)
+        crashed = [(op.inp, op.out) for op in ops if op.ret == INF]
+        with_twins += len(set(crashed)) < len(crashed)
+        got = check_operations(cas, ops).valid
+        assert got == _linearizable_by_definition(cas, ops), ops
+        verdicts.append(got)
+    assert verdicts.count(True) > 60 and verdicts.count(False) > 60 and with_twins > 60
+
+
+def test_an_op_of_zero_duration_is_linearized_between_its_neighbours():
+    # Invoked and completed at the same instant: it can still be linearized (its completion comes after
+    # its own invocation), and an op that completed at that instant precedes it.
+    assert check_operations(reg, [W(0, 5, 1), W(5, 5, 2), R(6, 7, 2)]).valid is True
+    assert check_operations(reg, [W(0, 5, 1), W(5, 5, 2), R(6, 7, 1)]).valid is False
