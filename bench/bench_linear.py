@@ -9,12 +9,15 @@ parse and search time. Published porcupine figures for the same corpus on a 2-co
 kv c50-ok 0.22 s. Kafka logs: one key, 5 concurrent producers/consumers, synthetic valid histories
 (checkers/synth.py, dense offsets), model kafka-log.
 
-Measured (2026-11-22, idle): etcd corpus 1.55 s in total, worst file etcd_002 0.60 s (1.19 M search
-steps for its 77 ops), all 102 verdicts as porcupine's; porcupine's published 1.0 s / 0.23 s are still
-faster (2.05 s / 0.76 s before reads and failed cas ops were taken greedily). kv c50-ok 0.30 s (0.22 s).
-Kafka log, 100 k / 300 k client ops on one key: 1.1 s / 4.4 s with the process at 0.70 GB; before the
-search kept its set of linearized ops as a base and a small mask (one n-bit integer per memo entry
-instead), 2.58 s / 13.87 s and 6.3 GB.
+Measured (2026-11-22, idle; this VM's speed varies by up to 2x between spells, so compare figures
+taken back to back): etcd corpus 0.80-1.15 s in total, worst file etcd_002 0.24-0.28 s, all 102 verdicts
+as porcupine's, against 2.1 s / 0.80 s for the code just before crashed ops with the same input and
+output were tried once per point (and 2.05 s / 0.76 s in an earlier session before reads and failed
+cas ops were taken greedily): on a par with porcupine's published 1.0 s / 0.23 s. kv c50-ok 0.42 s is
+still about twice porcupine's 0.22 s (key 4 alone: 390 k search steps at ~0.6 us each in Python).
+Kafka log, 100 k / 300 k client ops on one key: 1.1-1.35 s / 4.4-4.7 s with the process at 0.70 GB;
+before the search kept its set of linearized ops as a base and a small mask (one n-bit integer per memo
+entry instead), 2.58 s / 13.87 s and 6.3 GB.
 """
 
 from __future__ import annotations
