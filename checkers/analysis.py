@@ -18,7 +18,10 @@ Returns::
 
 Checkers run: ``queue`` (``checkers/queue_checker.py``), ``invariants`` (``checkers/invariants``; every
 invariant ``unknown`` without a trace), ``linear`` (the linearizability engine in a subprocess, model
-``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``).
+``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``;
+started on the file before the history is read, so it searches while the other checkers work, and
+killed if ``check_run`` is left early). The invariants checker reuses the queue checker's anomalies
+(``checkers.queue.share_anomalies``) instead of analysing the history a second time.
 A checker result with ``"counted": false`` (the invariants without a trace; a linearizability failure
 the profile allows) is reported but left out of the verdict. Invariants no trace can show (I4, I5, I16 need
 log contents: the invariants result's ``not_checkable``) are ``unknown`` in their own entry but never make
@@ -35,7 +38,7 @@ from typing import Any
 
 from checkers.base import merge_valid, run_checker
 from checkers.history_fast import read_ops
-from checkers.queue import start_side
+from checkers.queue import forget_anomalies, start_side
 from harness.history import iter_json_lines, pair_ops
 
 
@@ -107,19 +110,27 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
         # On a large history the queue checker's cycle search runs in a forked child that reads the file
         # itself, started before this process reads it, so both cores work (checkers.queue.start_side).
         side = start_side(history_path, options.get("queue"))
+        trace_given = trace_path is not None and os.path.exists(trace_path)
+        checkers: list = []
         try:
+            checkers = default_checkers(spec, trace_given, profile, options, side)
+            for c in checkers:
+                if hasattr(c, "start"):  # the linearizability engine reads the file and searches meanwhile
+                    c.start(history_path)
             ops, malformed = load_history(history_path)
             traces: list[dict] = []
-            if trace_path is not None and os.path.exists(trace_path):
+            if trace_given:
                 traces = read_trace(trace_path, malformed)
             _, problems = pair_ops(ops)
             spec.setdefault("_history_path", str(history_path))
-            checkers = default_checkers(spec, trace_path is not None and os.path.exists(trace_path), profile,
-                                        options, side)
             results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
         finally:
             if side is not None:
                 side.cancel()
+            for c in checkers:
+                if hasattr(c, "cancel"):
+                    c.cancel()
+            forget_anomalies()
         spec.pop("_history_path", None)
         no_ops = not ops
         del ops, traces

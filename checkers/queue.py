@@ -558,15 +558,30 @@ def queue_anomalies(ops: list[dict], options: dict | None = None) -> dict[str, l
 
 
 _CACHE: dict[str, Any] = {}
+# The kinds whose rows depend on no option (``unseen`` depends on the recovery deadline; the cycle kinds
+# on ``options["cycles"]``): the only ones that may be shared between checkers.
+SHARED_KINDS = tuple(k for k in KINDS if k != "unseen" and k not in CYCLE_KINDS)
 
 
 def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
-    """``queue_anomalies(ops, {"cycles": False})`` computed once per history object (several checkers read
-    the same results during one ``check_run``)."""
+    """The ``SHARED_KINDS`` of ``queue_anomalies(ops)``, computed once per history object (several
+    checkers read them during one ``check_run``; the queue checker hands over its own with
+    ``share_anomalies``, so the others do not analyse a 1 M-op history again)."""
     key = (id(ops), len(ops))
     if _CACHE.get("key") != key or _CACHE.get("ops") is not ops:
-        _CACHE.update(key=key, ops=ops, result=queue_anomalies(ops, {"cycles": False}))
+        share_anomalies(ops, queue_anomalies(ops, {"cycles": False}))
     return _CACHE["result"]
+
+
+def share_anomalies(ops: list[dict], found: dict[str, list[dict]]) -> None:
+    """Remember the ``SHARED_KINDS`` of ``found`` (any options) as ``cached_anomalies(ops)``'s result."""
+    _CACHE.update(key=(id(ops), len(ops)), ops=ops, result={k: found[k] for k in SHARED_KINDS})
+
+
+def forget_anomalies() -> None:
+    """Drop the remembered history and its anomalies (``check_run`` does when it is done: the cache
+    would otherwise keep a 1 M-op history alive)."""
+    _CACHE.clear()
 
 
 # Smaller histories are checked in one process: a second analysis in a forked child (``start_side``)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.profiles import apply_override, derive_profile
-from checkers.queue import KINDS, QueueAnalysis, anomalies_of, no_gc, start_side
+from checkers.queue import KINDS, QueueAnalysis, anomalies_of, no_gc, share_anomalies, start_side
 
 EXAMPLES = 20  # per kind in results.json; the counts are exact
 
@@ -42,6 +42,7 @@ class QueueChecker:
             side, self.side = self.side or start_side(history, options), None
             a = QueueAnalysis(history, options)
             found = anomalies_of(a, side)
+            share_anomalies(history, found)  # the invariants checker reads some of them
             profile = apply_override(derive_profile(spec, history, a.has_final), self.profile_override)
             result = judge(found, profile, a)
             del a

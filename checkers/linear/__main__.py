@@ -7,6 +7,7 @@ Models: auto (from the ops), register, cas-register, kv, kafka-log. Formats: aut
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 
@@ -28,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all-keys", action="store_true", help="keep searching after a non-linearizable key")
     p.add_argument("--knossos", default=None, help="run this knossos command instead (or KRAFTCHECK_KNOSSOS)")
     args = p.parse_args(argv)
+    # The history's ops and the search's memo are millions of objects without reference cycles: with the
+    # collector on, its full passes over them took about 40 % of a 1 M-op check (40 s -> 23 s without).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         model, parts, _ = load(args.file, args.format, args.model)
         knossos = configured_command(args.knossos)
@@ -38,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(json.dumps({"valid": "unknown", "error": f"{type(exc).__name__}: {exc}"}))
         return 255
+    finally:
+        if collecting:
+            gc.enable()
     result["file"] = args.file
     print(json.dumps(result, default=str))
     return EXIT[result["valid"]]

@@ -1,7 +1,9 @@
 """``LinearChecker``: the Checker that runs the engine as a subprocess (as Jepsen runs knossos).
 
 The subprocess isolates the search (memory, CPU, time limit) from the analysis: a search that runs away
-is killed at ``time_limit_s`` + a grace period and the result is ``unknown`` with the reason.
+is killed at ``time_limit_s`` + a grace period and the result is ``unknown`` with the reason. ``start``
+launches it on a history file early (``check_run`` does, before it reads the file) and ``check`` then
+collects the verdict; ``cancel`` kills and reaps one that was never collected.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any
 
 
@@ -23,33 +26,68 @@ class LinearChecker:
         self.time_limit_s = time_limit_s
         self.model = model
         self.knossos = knossos
+        self._started: tuple[str, subprocess.Popen] | None = None
 
-    def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
-        """Write the ops if no file is known, run ``python -m checkers.linear``, parse its JSON."""
-        path = (spec or {}).get("_history_path")
-        tmp = None
-        if not path:
-            fd, tmp = tempfile.mkstemp(prefix="kraftcheck-linear-", suffix=".jsonl")
-            with os.fdopen(fd, "w") as fh:
-                for op in history:
-                    fh.write(json.dumps(op, default=str) + "\n")
-            path = tmp
+    def start(self, path: str | os.PathLike) -> None:
+        """Start the engine on the history file ``path`` now, so that it works while the other checkers
+        do; ``check`` then collects its verdict. The caller must call ``cancel`` when it is done."""
+        self._started = (str(path), self._launch(str(path)))
+
+    def cancel(self) -> None:
+        """Kill and reap an engine started by ``start`` that is still running (an exception or Ctrl-C
+        before ``check`` collected it); a no-op otherwise."""
+        started, self._started = self._started, None
+        if started is not None and started[1].poll() is None:
+            started[1].kill()
+            started[1].communicate()
+
+    def _launch(self, path: str) -> subprocess.Popen:
         cmd = [sys.executable, "-m", "checkers.linear", "--model", self.model, "--format", "jsonl",
                "--time-limit", str(self.time_limit_s), path]
         if self.knossos:
             cmd += ["--knossos", self.knossos]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.started_at = time.monotonic()  # the hard limit counts from here
+        return proc
+
+    def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+        """Collect the engine started on this history's file, or run ``python -m checkers.linear`` now
+        (on the file, or on the ops written to a temporary file when no file is known); parse its JSON."""
+        path = (spec or {}).get("_history_path")
+        started, self._started = self._started, None
+        tmp = None
+        if started is not None and started[0] == str(path):
+            proc = started[1]
+        else:
+            if started is not None:  # started on another file: not this history's verdict
+                started[1].kill()
+                started[1].communicate()
+            if not path:
+                fd, tmp = tempfile.mkstemp(prefix="kraftcheck-linear-", suffix=".jsonl")
+                with os.fdopen(fd, "w") as fh:
+                    for op in history:
+                        fh.write(json.dumps(op, default=str) + "\n")
+                path = tmp
+            proc = self._launch(str(path))
+        limit = self.time_limit_s + 30
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.time_limit_s + 30)
+            stdout, stderr = proc.communicate(timeout=max(0.0, proc.started_at + limit - time.monotonic()))
         except subprocess.TimeoutExpired:
-            return {"valid": "unknown", "reason": f"engine killed after {self.time_limit_s + 30}s"}
+            proc.kill()
+            proc.communicate()
+            return {"valid": "unknown", "reason": f"engine killed after {limit}s"}
+        except BaseException:  # Ctrl-C while waiting: leave nothing running
+            proc.kill()
+            proc.communicate()
+            raise
         finally:
             if tmp:
                 os.unlink(tmp)
         try:
-            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            result = json.loads(stdout.strip().splitlines()[-1])
         except (json.JSONDecodeError, IndexError):
-            return {"valid": "unknown", "reason": f"engine exited {proc.returncode}: {proc.stderr[-500:]}"}
-        result["command"] = cmd
+            return {"valid": "unknown", "reason": f"engine exited {proc.returncode}: {stderr[-500:]}"}
+        result["command"] = proc.args
         if result.get("valid") is False:
             # A lost or rewritten suffix is not linearizable either; whether that is a bug is the profile's
             # call (e.g. Last Replica Standing under v3.5 is a known issue, PROTOCOL.md 5.1).
