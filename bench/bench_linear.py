@@ -13,8 +13,9 @@ Measured (2026-11-22, idle; this VM's speed varies by up to 2x between spells, s
 taken back to back): etcd corpus 0.80-1.15 s in total, worst file etcd_002 0.24-0.28 s, all 102 verdicts
 as porcupine's, against 2.1 s / 0.80 s for the code just before crashed ops with the same input and
 output were tried once per point (and 2.05 s / 0.76 s in an earlier session before reads and failed
-cas ops were taken greedily): on a par with porcupine's published 1.0 s / 0.23 s. kv c50-ok 0.42 s is
-still about twice porcupine's 0.22 s (key 4 alone: 390 k search steps at ~0.6 us each in Python).
+cas ops were taken greedily): on a par with porcupine's published 1.0 s / 0.23 s. kv c50-ok 0.31-0.37 s
+(in-process, best of 7; 0.33-0.49 s before reads and gets of another state were skipped by a comparison
+instead of a model step) is still about 1.5x porcupine's 0.22 s (key 4 alone: 390 k search steps).
 Kafka log, 100 k / 300 k client ops on one key: 1.1-1.35 s / 4.4-4.7 s with the process at 0.70 GB;
 before the search kept its set of linearized ops as a base and a small mask (one n-bit integer per memo
 entry instead), 2.58 s / 13.87 s and 6.3 GB.

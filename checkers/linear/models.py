@@ -43,6 +43,11 @@ class Register:
         soon as it is legal: see ``wgl.check_operations``)."""
         return inp[0] == "read"
 
+    def wanted_state(self, inp, out):
+        """``(state,)`` when the op is legal in that one state only (a read of a known value), else None:
+        the search then skips it by a comparison in any other state instead of a call of ``step``."""
+        return (out,) if inp[0] == "read" and out is not UNKNOWN else None
+
 
 class CasRegister(Register):
     """A register with compare-and-set: ``("cas", (expected, new))`` outputs True (swapped) or False."""
@@ -80,6 +85,10 @@ class KV:
     def observes(self, inp, out) -> bool:
         """Gets never change the value."""
         return inp[0] == "get"
+
+    def wanted_state(self, inp, out):
+        """A get of a known string is legal in that state only (see ``Register.wanted_state``)."""
+        return (out,) if inp[0] == "get" and out is not UNKNOWN else None
 
     def step(self, state, inp, out):
         """Apply one op."""

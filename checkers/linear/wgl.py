@@ -20,10 +20,12 @@ class Operation:
 
 
 INF = float("inf")
+ANY_STATE = object()  # ``_Entry.wants`` of an op that may be legal in more than one state
 
 
 class _Entry:
-    __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer", "twin_before")
+    __slots__ = ("op", "inp", "out", "is_call", "match", "prev", "next", "oid", "observer", "twin_before",
+                 "wants")
 
     def __init__(self, op, is_call, oid, observer=False):
         self.op = op
@@ -31,6 +33,7 @@ class _Entry:
         self.out = op.out if op is not None else None
         self.observer = observer  # the op never changes the model's state (see check_operations)
         self.twin_before = -1  # the interchangeable crashed op invoked last before this one (or -1)
+        self.wants = ANY_STATE  # the one state the op is legal in, when the model can say (an observer)
         self.is_call = is_call
         self.oid = oid
         self.match = None
@@ -81,10 +84,14 @@ def _typed(*values):
     return tuple(_typed(*v) if isinstance(v, tuple) else (type(v), v) for v in values)
 
 
-def _build_list(ops: list[Operation], observes=None) -> _Entry:
+def _build_list(ops: list[Operation], model) -> _Entry:
+    observes = getattr(model, "observes", None)
+    wanted = getattr(model, "wanted_state", None)
     calls = [_Entry(op, True, i, observes is not None and observes(op.inp, op.out)) for i, op in enumerate(ops)]
     for c in calls:
         c.match = _Entry(c.op, False, c.oid)
+        if c.observer and wanted is not None:
+            c.wants = _single_state(wanted(c.inp, c.out))
     twin = crashed_twins(ops)
     last_of_class: dict = {}
     head = _Entry(None, False, -1)
@@ -98,6 +105,19 @@ def _build_list(ops: list[Operation], observes=None) -> _Entry:
         e.prev = prev
         prev = e
     return head
+
+
+def _single_state(wanted):
+    """The state of a ``wanted_state`` answer, or ``ANY_STATE`` when there is none or it cannot be
+    compared safely by ``!=`` alone (the step compares with ``==``: a value unequal to itself, NaN,
+    would be skipped where the step might differ)."""
+    if wanted is None:
+        return ANY_STATE
+    w = wanted[0]
+    try:
+        return w if w == w else ANY_STATE
+    except Exception:  # a value whose comparison fails is left to the step
+        return ANY_STATE
 
 
 def _lift(e: _Entry) -> None:
@@ -125,7 +145,7 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     n = len(ops)
     if n == 0:
         return SearchResult(True, total=0)
-    head = _build_list(ops, getattr(model, "observes", None))
+    head = _build_list(ops, model)
     state = model.init()
     # The set of linearized ops is kept as ``base`` (every op below it is linearized, op ``base`` is not)
     # and ``mask`` (bit i: op ``base + i`` is linearized): the same set as one n-bit integer, but its
@@ -156,6 +176,10 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
             if twin >= base and not (mask >> (twin - base)) & 1:
                 # An interchangeable crashed op invoked earlier is still open: it was tried here first,
                 # and taking this one instead reaches the same configuration up to renaming.
+                entry = entry.next
+                continue
+            wants = entry.wants
+            if wants is not ANY_STATE and wants != state:  # an observer of another state: illegal now
                 entry = entry.next
                 continue
             ok, new_state = step(state, entry.inp, entry.out)

@@ -456,3 +456,25 @@ def test_an_op_of_zero_duration_is_linearized_between_its_neighbours():
     # its own invocation), and an op that completed at that instant precedes it.
     assert check_operations(reg, [W(0, 5, 1), W(5, 5, 2), R(6, 7, 2)]).valid is True
     assert check_operations(reg, [W(0, 5, 1), W(5, 5, 2), R(6, 7, 1)]).valid is False
+
+
+@pytest.mark.parametrize("name", ["register", "cas-register", "kv"])
+def test_wanted_state_names_exactly_the_states_where_an_observer_is_legal(name):
+    # The search skips an observer by ``wants != state`` without calling step: that must never skip a
+    # legal op, and where a model names no single state the op must be left to step.
+    model = MODELS[name]
+    read = "get" if name == "kv" else "read"
+    states = [None, 0, 1, 2, True, 1.0, "", "a", "ab", (1,)]
+    checked = 0
+    for out in states + [UNKNOWN]:
+        wanted = model.wanted_state((read, None), out)
+        for state in states:
+            legal = model.step(state, (read, None), out)[0]
+            if wanted is None:
+                assert out is UNKNOWN
+            else:
+                checked += 1
+                assert legal == (wanted[0] == state), (out, state)
+    assert checked > 50
+    if name == "cas-register":  # a failed cas observes, but is legal in many states: none named
+        assert model.wanted_state(("cas", (1, 2)), False) is None
