@@ -53,7 +53,7 @@ class SearchResult:
     stuck: list = field(default_factory=list)
 
 
-def event_order(ops: list[Operation]) -> list[tuple[bool, int]]:
+def _event_order(ops: list[Operation]) -> list[tuple[bool, int]]:
     """The invocations and completions of ``ops`` as ``(is_call, op id)`` in history order. At equal
     times a completion comes before an invocation (the earlier op finished first), except an op's own
     completion at the instant of its invocation, which comes after the invocations of that instant."""
@@ -65,7 +65,7 @@ def event_order(ops: list[Operation]) -> list[tuple[bool, int]]:
     return [(is_call, i) for _, _, i, is_call in keyed]
 
 
-def crashed_twins(ops: list[Operation]) -> list:
+def _crashed_twins(ops: list[Operation]) -> list:
     """For each op, a class shared by the indeterminate ops with the same input and output (``None``
     for the others): two such ops, both invoked and pending, are interchangeable from then on."""
     classes: dict = {}
@@ -92,11 +92,11 @@ def _build_list(ops: list[Operation], model) -> _Entry:
         c.match = _Entry(c.op, False, c.oid)
         if c.observer and wanted is not None:
             c.wants = _single_state(wanted(c.inp, c.out))
-    twin = crashed_twins(ops)
+    twin = _crashed_twins(ops)
     last_of_class: dict = {}
     head = _Entry(None, False, -1)
     prev = head
-    for is_call, i in event_order(ops):
+    for is_call, i in _event_order(ops):
         e = calls[i] if is_call else calls[i].match
         if is_call and twin[i] is not None:
             e.twin_before = last_of_class.get(twin[i], -1)
