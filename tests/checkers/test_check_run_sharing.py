@@ -105,3 +105,20 @@ def test_engine_executable_restores_the_collector(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "checkers.linear", "--format", "jsonl", path],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and json.loads(proc.stdout)["valid"] is True
+
+
+@pytest.mark.parametrize("options, parallel", [({}, False), ({"linear": False}, True),
+                                               ({"queue": {"parallel": True}}, True)])
+def test_no_queue_side_process_while_the_engine_keeps_the_other_core_busy(tmp_path, monkeypatch, options,
+                                                                           parallel):
+    import checkers.analysis as analysis
+    path = _write(tmp_path / "h.jsonl", synth_history(100, seed=6, p_gap=0.0))
+    asked = []
+
+    def start_side(history, opts):
+        asked.append(dict(opts or {}))
+        return None
+
+    monkeypatch.setattr(analysis, "start_side", start_side)
+    assert check_run({}, path, None, options=options)["valid"] is True
+    assert len(asked) == 1 and asked[0].get("parallel", True) is parallel
