@@ -7,8 +7,9 @@ info/fail/txn ops, final phase), write it as JSONL, then time separately: readin
 (harness.history.iter_history with json, and checkers.history_fast.read_ops with orjson, which
 ``check_run`` uses), the queue anomalies without the cycle search, the cycle search, and the
 whole queue checker (anomalies + profile), and reading + checking together as ``check_run`` does, in
-one process and in two (the cycle search in a child forked before the read; the DESIGN.md section 9
-target: a 1 M-op history checked in under 10 s on 2 cores). Wall and CPU seconds are printed with the
+one process and in two (the cycle search in a child forked before the read, which ``check_run`` does
+only when the linearizability engine is off, since the engine keeps the second core busy; the DESIGN.md
+section 9 target: a 1 M-op history checked in under 10 s on 2 cores). Wall and CPU seconds are printed with the
 load average, because this machine is shared (2 cores) and wall time under load says little.
 
 Measured on the idle 2-core machine (2026-11-22, second and third sessions), 1 M lines (510 k client ops,
@@ -22,6 +23,9 @@ system time and most of the run-to-run spread. Two processes gain little because
 same analysis and, on this VM, two processes that each touch a gigabyte of fresh memory slow each other
 1.5-2.5x (a child that only parses, holding nothing, slows the parent by a few percent); the side
 process therefore builds its analysis from the file one op at a time (1.24 GB instead of 1.8 GB).
+Fourth session, same code and command on a slower spell of the same VM (a pure-CPU loop as fast as
+before; the memory-heavy stages 1.6-2x slower): whole checker in one process 14.85 s, read + check
+medians 18.95-20.89 s (1 process) and 16.81-22.87 s (2 processes).
 """
 
 from __future__ import annotations
