@@ -17,6 +17,20 @@ import time
 from typing import Any
 
 
+class _Engine:
+    """A running engine process and when it started (the hard time limit counts from there)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.started_at = time.monotonic()
+
+    def stop(self) -> None:
+        """Kill the process if it still runs, and reap it."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
 class LinearChecker:
     """Linearizability of the history's queue (kafka-log) or register ops, per key."""
 
@@ -26,7 +40,7 @@ class LinearChecker:
         self.time_limit_s = time_limit_s
         self.model = model
         self.knossos = knossos
-        self._started: tuple[str, subprocess.Popen] | None = None
+        self._started: tuple[str, _Engine] | None = None
 
     def start(self, path: str | os.PathLike) -> None:
         """Start the engine on the history file ``path`` now, so that it works while the other checkers
@@ -37,18 +51,15 @@ class LinearChecker:
         """Kill and reap an engine started by ``start`` that is still running (an exception or Ctrl-C
         before ``check`` collected it); a no-op otherwise."""
         started, self._started = self._started, None
-        if started is not None and started[1].poll() is None:
-            started[1].kill()
-            started[1].communicate()
+        if started is not None:
+            started[1].stop()
 
-    def _launch(self, path: str) -> subprocess.Popen:
+    def _launch(self, path: str) -> _Engine:
         cmd = [sys.executable, "-m", "checkers.linear", "--model", self.model, "--format", "jsonl",
                "--time-limit", str(self.time_limit_s), path]
         if self.knossos:
             cmd += ["--knossos", self.knossos]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        proc.started_at = time.monotonic()  # the hard limit counts from here
-        return proc
+        return _Engine(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
 
     def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
         """Collect the engine started on this history's file, or run ``python -m checkers.linear`` now
@@ -57,28 +68,26 @@ class LinearChecker:
         started, self._started = self._started, None
         tmp = None
         if started is not None and started[0] == str(path):
-            proc = started[1]
+            engine = started[1]
         else:
             if started is not None:  # started on another file: not this history's verdict
-                started[1].kill()
-                started[1].communicate()
+                started[1].stop()
             if not path:
                 fd, tmp = tempfile.mkstemp(prefix="kraftcheck-linear-", suffix=".jsonl")
                 with os.fdopen(fd, "w") as fh:
                     for op in history:
                         fh.write(json.dumps(op, default=str) + "\n")
                 path = tmp
-            proc = self._launch(str(path))
+            engine = self._launch(str(path))
+        proc = engine.proc
         limit = self.time_limit_s + 30
         try:
-            stdout, stderr = proc.communicate(timeout=max(0.0, proc.started_at + limit - time.monotonic()))
+            stdout, stderr = proc.communicate(timeout=max(0.0, engine.started_at + limit - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            engine.stop()
             return {"valid": "unknown", "reason": f"engine killed after {limit}s"}
         except BaseException:  # Ctrl-C while waiting: leave nothing running
-            proc.kill()
-            proc.communicate()
+            engine.stop()
             raise
         finally:
             if tmp:

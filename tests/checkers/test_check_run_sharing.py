@@ -62,7 +62,7 @@ def test_engine_started_early_gives_the_verdict_of_a_late_start(tmp_path):
     # Started on one file, asked about another: the engine is rerun on the right one.
     checker = LinearChecker(time_limit_s=30)
     checker.start(good)
-    first = checker._started[1]
+    first = checker._started[1].proc
     assert checker.check({"_history_path": bad}, [], [])["valid"] is False
     assert first.poll() is not None
 
@@ -71,7 +71,7 @@ def test_cancel_kills_and_reaps_an_engine_still_running(tmp_path):
     path = _write(tmp_path / "h.jsonl", synth_history(200, seed=1, p_gap=0.0))
     checker = LinearChecker(time_limit_s=30)
     checker.start(path)
-    proc = checker._started[1]
+    proc = checker._started[1].proc
     checker.cancel()
     assert proc.returncode is not None  # reaped: no zombie, nothing left running
     checker.cancel()  # twice is harmless
@@ -84,7 +84,7 @@ def test_check_run_leaves_no_engine_behind_when_a_checker_is_interrupted(tmp_pat
 
     def start(self, p):
         real_start(self, p)
-        started.append(self._started[1])
+        started.append(self._started[1].proc)
 
     def interrupted(self, spec, history, traces):
         raise KeyboardInterrupt
