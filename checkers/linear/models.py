@@ -2,6 +2,10 @@
 
 An op's ``output`` is ``UNKNOWN`` for indeterminate (``info``) ops: any output is then legal, but the op's
 effect on the state still applies when it is linearized. States are hashable and compared by value.
+Optional abilities the search uses when a model has them: ``observes(input, output)`` (the op never
+changes the state: taken as soon as it is legal), ``wanted_state(input, output)`` (``(state,)`` when
+the op is legal in that one state only: skipped by a comparison elsewhere) and ``prepare(ops)`` (a
+sound rewrite of a partition before the search).
 """
 
 from __future__ import annotations
