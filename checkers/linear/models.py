@@ -20,6 +20,9 @@ class _Unknown:
     def __repr__(self) -> str:
         return "UNKNOWN"
 
+    def __reduce__(self) -> str:
+        return "UNKNOWN"  # unpickled as the module's singleton: models compare with ``is UNKNOWN``
+
 
 UNKNOWN = _Unknown()
 

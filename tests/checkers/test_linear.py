@@ -478,3 +478,9 @@ def test_wanted_state_names_exactly_the_states_where_an_observer_is_legal(name):
     assert checked > 50
     if name == "cas-register":  # a failed cas observes, but is legal in many states: none named
         assert model.wanted_state(("cas", (1, 2)), False) is None
+
+
+def test_unknown_output_survives_pickling_as_the_singleton():
+    import pickle
+    op = pickle.loads(pickle.dumps(Operation(0, INF, ("send", 5), UNKNOWN)))
+    assert op.out is UNKNOWN
