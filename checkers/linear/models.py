@@ -62,18 +62,13 @@ class CasRegister(Register):
     name = "cas-register"
 
     def step(self, state, inp, out):
-        """Apply one op; a failed cas is legal only when the compare really fails. (Register's cases are
-        repeated here rather than delegated: this runs millions of times per history.)"""
-        f, arg = inp
-        if f == "cas":
-            if state == arg[0]:
-                return (out is UNKNOWN or out is True), arg[1]
+        """Apply one op; a failed cas is legal only when the compare really fails."""
+        if inp[0] == "cas":
+            expected, new = inp[1]
+            if state == expected:
+                return (out is UNKNOWN or out is True), new
             return (out is UNKNOWN or out is False), state
-        if f == "read":
-            return (out is UNKNOWN or out == state), state
-        if f == "write":
-            return True, arg
-        return False, state
+        return Register.step(self, state, inp, out)
 
     def observes(self, inp, out) -> bool:
         """Reads, and a cas known to have failed (legal only when the compare fails, so nothing changes)."""
