@@ -567,15 +567,14 @@ def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
     """The ``SHARED_KINDS`` of ``queue_anomalies(ops)``, computed once per history object (several
     checkers read them during one ``check_run``; the queue checker hands over its own with
     ``share_anomalies``, so the others do not analyse a 1 M-op history again)."""
-    key = (id(ops), len(ops))
-    if _CACHE.get("key") != key or _CACHE.get("ops") is not ops:
+    if _CACHE.get("ops") is not ops or _CACHE.get("length") != len(ops):
         share_anomalies(ops, queue_anomalies(ops, {"cycles": False}))
     return _CACHE["result"]
 
 
 def share_anomalies(ops: list[dict], found: dict[str, list[dict]]) -> None:
     """Remember the ``SHARED_KINDS`` of ``found`` (any options) as ``cached_anomalies(ops)``'s result."""
-    _CACHE.update(key=(id(ops), len(ops)), ops=ops, result={k: found[k] for k in SHARED_KINDS})
+    _CACHE.update(ops=ops, length=len(ops), result={k: found[k] for k in SHARED_KINDS})
 
 
 def forget_anomalies() -> None:
