@@ -11,9 +11,11 @@ history_path, trace_path, profile=None)`` reads them, runs every checker and ret
      "malformed": [{"file", "line", "reason"}], "pairing_problems": [...]}
 
 The history is read with orjson, in blocks of whole lines (``history_fast.py``: exactly
-``harness.history.iter_history``'s ops and malformed-line reasons, about twice as fast). On a large history (20 MB or more) the queue checker's
-cycle search runs in a child forked before the read (``forked.py``, ``queue.start_side``): it reads the
-file itself and sends back only its result, so both cores work; any failure of the child falls back to
+``harness.history.iter_history``'s ops and malformed-line reasons, about twice as fast). The
+linearizability engine is started on the file first and searches in its own process while the other
+checkers work. When it is off, on a large history (20 MB or more) the queue checker's cycle search runs
+in a child forked before the read instead (``forked.py``, ``queue.start_side``): it reads the file
+itself and sends back only its result, so both cores work; any failure of the child falls back to
 computing in this process. ``not_checked`` in the results lists, in plain words, what the
 verdict does not cover and why (invariants no trace can show - I4, I5, I16 - and checkers left out of the
 verdict, such as the invariants without a trace).
