@@ -29,9 +29,6 @@ def _sweep(a) -> list[tuple[int, OpRec]]:
     equal times (so ``A.complete_time < B.invoke_time`` holds exactly for completions seen earlier
     and flushed before a later time). History order is time order when the times never decrease, which
     HistoryWriter guarantees; otherwise the events are sorted."""
-    cached = getattr(a, "_sweep_events", None)
-    if cached is not None:
-        return cached
     recs = _timed_ok(a)
     size = max((r.index for r in recs), default=-1) + 1
     slots: list = [None] * size
@@ -43,7 +40,6 @@ def _sweep(a) -> list[tuple[int, OpRec]]:
     if any(map(operator.gt, times, islice(times, 1, None))):  # a time went backwards
         events = sorted((e for r in recs for e in ((r.invoke_time, 0, r), (r.complete_time, 1, r))),
                         key=lambda e: (e[0], e[1]))
-    a._sweep_events = events
     return events
 
 
