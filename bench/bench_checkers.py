@@ -4,28 +4,15 @@ Prints figures, asserts nothing. ``python bench/bench_checkers.py [--sizes 10000
 [--repeat N] [--history FILE]``.
 Each size: generate a valid history (checkers/synth.py; ~2 lines per client op, 4 keys, 5 processes,
 info/fail/txn ops, final phase), write it as JSONL, then time separately: reading the JSONL
-(harness.history.iter_history with json, and checkers.history_fast.read_ops with orjson, which
+(harness.core.history.iter_history with json, and checkers.history_fast.read_ops with orjson, which
 ``check_run`` uses), the queue anomalies without the cycle search, the cycle search, and the
 whole queue checker (anomalies + profile), and reading + checking together as ``check_run`` does, in
 one process and in two (the cycle search in a child forked before the read, which ``check_run`` does
-only when the linearizability engine is off, since the engine keeps the second core busy; the DESIGN.md
-section 9 target: a 1 M-op history checked in under 10 s on 2 cores). Wall and CPU seconds are printed with the
-load average, because this machine is shared (2 cores) and wall time under load says little.
+only when the linearizability engine is off, since the engine keeps the second core busy; the
+docs/benchmarks.md target: a 1 M-op history checked in under 10 s on 2 cores). Wall and CPU seconds are
+printed with the load average, because this machine is shared (2 cores) and wall time under load says little.
 
-Measured on the idle 2-core machine (2026-11-22, second and third sessions), 1 M lines (510 k client ops,
-207 MB): read 2.35-2.8 s, analysis 3.2-3.6 s (4.9 s in a slow spell), non-cycle checks 2.7-3.3 s, cycle
-search 2.1-2.5 s; whole checker in one process 9.3-10.2 s. Read + check in fresh processes
-(``--history FILE --repeat N``): medians 12.0-12.2 s in one process and 10.6-11.3 s in two (single runs
-11.8-16.3 s and 10.2-16.7 s). The 10 s target is not met for read + check. Where the time goes: orjson
-alone needs 1.6-1.9 s to parse the file, and every later stage is Python work per op or per read
-sequence (1 M of each) with no single large part left; page faults on fresh memory add 1.3-3 s of
-system time and most of the run-to-run spread. Two processes gain little because both must build the
-same analysis and, on this VM, two processes that each touch a gigabyte of fresh memory slow each other
-1.5-2.5x (a child that only parses, holding nothing, slows the parent by a few percent); the side
-process therefore builds its analysis from the file one op at a time (1.24 GB instead of 1.8 GB).
-Fourth session, same code and command on a slower spell of the same VM (a pure-CPU loop as fast as
-before; the memory-heavy stages 1.6-2x slower): whole checker in one process 14.85 s, read + check
-medians 18.95-20.89 s (1 process) and 16.81-22.87 s (2 processes).
+Figures measured so far, and where the time goes: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -44,9 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from checkers.history_fast import read_ops  # noqa: E402
 from checkers.queue import QueueAnalysis, anomalies_of, no_gc, start_side  # noqa: E402
-from checkers.queue_checker import QueueChecker  # noqa: E402
+from checkers.queue_checker import QueueChecker, find_anomalies  # noqa: E402
 from checkers.synth import synth_history  # noqa: E402
-from harness.history import iter_history  # noqa: E402
+from harness.core.history import iter_history  # noqa: E402
+from harness.core.verdict import word_of  # noqa: E402
 
 
 def timed(label: str, fn):
@@ -71,10 +59,12 @@ def read_and_check(path: str, parallel: bool) -> None:
     """Read and check as ``check_run`` does: the collector stays off until the history is freed, and (with
     ``parallel``) the cycle search runs in a child forked before the read, which reads the file itself."""
     with no_gc():
-        side = start_side(path) if parallel else None
+        options = {"parallel": parallel}
+        side = start_side(path, options)
         ops = read_ops(path)
-        QueueChecker({"parallel": parallel}, side=side).check({}, ops, [])
-        del ops
+        findings = find_anomalies({}, ops, options, side)
+        QueueChecker(options, findings=findings).check({}, ops, [])
+        del ops, findings
 
 
 def fresh_runs(path: str, repeat: int) -> None:
@@ -114,11 +104,12 @@ def bench(lines: int, seed: int, repeat: int = 1) -> None:
             ops = timed("read JSONL (orjson, read_ops)", lambda: read_ops(path))
         parts(ops)
         gc.collect()  # drop the parts' structures before timing the whole checker
-        res = timed("whole queue checker, 1 process", lambda: QueueChecker({"parallel": False}).check({}, ops, []))
+        with no_gc():
+            res = timed("whole queue checker, 1 process", lambda: QueueChecker({"parallel": False}).check({}, ops, []))
         ops.clear()  # free the history before reading it again
         gc.collect()
         fresh_runs(path, repeat)
-        print(f"  verdict {res['valid']}; anomalies {res['anomaly_types']}")
+        print(f"  verdict {word_of(res['valid'])}; anomalies {res['anomaly_types']}")
     finally:
         os.unlink(path)
 

@@ -5,20 +5,11 @@ Prints figures, asserts nothing. ``python bench/bench_linear.py [--skip-corpus]
 Corpus: every ``jepsen/etcd_*.log`` (cas-register; verdict compared with porcupine_test.go's expectation)
 and ``kv/c*-{ok,bad}.txt`` (kv model, per-key partitioning), in-process (no subprocess start-up), with
 parse and search time. Published porcupine figures for the same corpus on a 2-core machine
-(/work/shared/bench-data/porcupine/SOURCE.md): all etcd histories ~1.0 s in total, worst file 0.23 s;
+(tests/data/porcupine/SOURCE.md): all etcd histories ~1.0 s in total, worst file 0.23 s;
 kv c50-ok 0.22 s. Kafka logs: one key, 5 concurrent producers/consumers, synthetic valid histories
 (checkers/synth.py, dense offsets), model kafka-log.
 
-Measured (2026-11-22, idle; this VM's speed varies by up to 2x between spells, so compare figures
-taken back to back): etcd corpus 0.80-1.15 s in total, worst file etcd_002 0.24-0.28 s, all 102 verdicts
-as porcupine's, against 2.1 s / 0.80 s for the code just before crashed ops with the same input and
-output were tried once per point (and 2.05 s / 0.76 s in an earlier session before reads and failed
-cas ops were taken greedily): on a par with porcupine's published 1.0 s / 0.23 s. kv c50-ok 0.31-0.37 s
-(in-process, best of 7; 0.33-0.49 s before reads and gets of another state were skipped by a comparison
-instead of a model step) is still about 1.5x porcupine's 0.22 s (key 4 alone: 390 k search steps).
-Kafka log, 100 k / 300 k client ops on one key: 1.1-1.35 s / 4.4-4.7 s with the process at 0.70 GB;
-before the search kept its set of linearized ops as a base and a small mask (one n-bit integer per memo
-entry instead), 2.58 s / 13.87 s and 6.3 GB.
+Figures measured so far: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -34,11 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from checkers.linear.engine import check_partitions  # noqa: E402
 from checkers.linear.formats import load, to_partitions  # noqa: E402
 from checkers.synth import synth_history  # noqa: E402
+from harness.core.verdict import word_of  # noqa: E402
 
-CORPUS = os.environ.get(
-    "KRAFTCHECK_BENCH_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench-data"),
-) + "/porcupine"
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "porcupine")
 ETCD_LINEARIZABLE = {2, 5, 7, 18, 25, 31, 38, 45, 48, 49, 51, 53, 56, 67, 75, 76, 80, 87, 92, 98, 100, 101, 102}
 
 
@@ -71,7 +60,7 @@ def corpus() -> None:
         res = check_partitions(model, parts, 300)
         t2 = time.perf_counter()
         events = sum(len(p) for p in parts.values()) * 2
-        print(f"  kv {os.path.basename(path):<11} {events:5d} events, {len(parts):2d} keys: {res['valid']!s:<5} "
+        print(f"  kv {os.path.basename(path):<11} {events:5d} events, {len(parts):2d} keys: {word_of(res['valid']):<7} "
               f"search {t2 - t1:6.2f} s (parse {t1 - t0:.2f} s)")
 
 
@@ -85,7 +74,7 @@ def kafka(sizes: list[int]) -> None:
         res = check_partitions("kafka-log", parts, 300)
         dt = time.perf_counter() - t0
         k = next(iter(res["keys"].values()))
-        print(f"  {n:6d} client ops -> {k['ops']:6d} model ops: {res['valid']!s:<7} {dt:7.2f} s "
+        print(f"  {n:6d} client ops -> {k['ops']:6d} model ops: {word_of(res['valid']):<7} {dt:7.2f} s "
               f"({k.get('explored', 0):,} steps)")
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: how long a Last Replica Standing reproduction takes (DESIGN.md section 9 target: < 60 s).
+"""Benchmark: how long a Last Replica Standing reproduction takes (target in docs/benchmarks.md: < 60 s).
 
 Prints figures, asserts nothing. ``python bench/bench_scenario_lrs.py [--backend local] [--variants
 v3.5,kip966] [--repeat 1] [--seed 1]``. Each run is a complete ``kraftcheck scenario last-replica-standing``
@@ -19,9 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness import scenarios  # noqa: E402
-from harness.commands.scenario import build_scenario_spec, environment_problem  # noqa: E402
-from harness.scenarios.script import ScriptedRunner  # noqa: E402
+from harness.app import scenarios  # noqa: E402
+from harness.app.commands.scenario import build_scenario_spec, environment_problem  # noqa: E402
+from harness.app.scenarios.script import ScriptedRunner  # noqa: E402
 
 
 def one_run(backend: str, variant: str, seed: int, root: str) -> None:

@@ -6,7 +6,7 @@ For each size (client ops; the JSONL has about two lines per op), a history is g
 generator ``spark_analysis.synth_stream`` (concurrency, crashes, fault windows, planted lost writes and
 duplicates), then checked by:
 
-- ``python``: ``harness.history.read_history`` + ``checkers.queue.queue_anomalies`` (cycles off: the same
+- ``python``: ``harness.core.history.read_history`` + ``checkers.queue.queue_anomalies`` (cycles off: the same
   kinds Spark computes). It holds the whole history in memory (about 1 GB per million ops), so sizes above
   ``--python-max`` are skipped and printed as such.
 - ``pandas``: not used by the queue checks (Spark's aggregation uses pandas only for small final tables),
@@ -18,13 +18,7 @@ It prints times side by side, the anomaly counts of both engines (equal where bo
 size at which Spark was faster. It never asserts timings. A history is about 320 MB per million ops
 (50 M ops: ~16 GB); generation takes 11-17 s per million ops. Run it by hand, not in CI.
 
-Measured on the shared 2-core machine, 1 M ops (2.06 M lines): python 182.6 s (peak RSS 4.6 GB, load 7-12);
-spark local[2] 650 s at first, 523 s after the lineage cut (eager local checkpoints), 238.5 s with
-adaptive execution off and C1-only JIT in local mode, 214.3 s with single-pass pairing (load 1-5); 100 k
-ops 54.9 s -> 36.0 s for the last two runs (49.2 s on 2026-11-22). Counts were identical throughout. 10 M
-and 50 M whole checks were not run (at ~4.7 k ops/s a 10 M check would take ~35 min); ``bench_spark_scan.py``
-measured the first stage alone at 10 M ops (reading, parsing and validating 20.6 M lines): 215 s, so the
-"10 M in < 3 min" target is out of reach for this pipeline on this machine.
+Figures measured so far: docs/benchmarks.md.
 ``--profile`` prints time and job count per phase and per kind.
 """
 
@@ -43,12 +37,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 def _python_check(path: str) -> tuple[float, dict[str, int]]:
-    from checkers.queue import queue_anomalies
-    from harness.history import read_history
+    from checkers.queue import no_gc, queue_anomalies
+    from harness.core.history import read_history
 
     t = time.monotonic()
     history = read_history(path)
-    result = queue_anomalies(history.ops, {"cycles": False})
+    with no_gc():  # as check_run analyses a history
+        result = queue_anomalies(history.ops, {"cycles": False})
     elapsed = time.monotonic() - t
     del history
     gc.collect()

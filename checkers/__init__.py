@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A run leaves ``history.jsonl`` (client and nemesis ops, DESIGN.md section 2), ``trace.jsonl`` (protocol
+A run leaves ``history.jsonl`` (client and nemesis ops, docs/history-schema.md), ``trace.jsonl`` (protocol
 events from the nodes) and ``spec.json`` (its configuration). ``checkers.analysis.check_run(spec,
 history_path, trace_path, profile=None)`` reads them, runs every checker and returns the content of
 ``results.json``::
@@ -11,33 +11,42 @@ history_path, trace_path, profile=None)`` reads them, runs every checker and ret
      "malformed": [{"file", "line", "reason"}], "pairing_problems": [...]}
 
 The history is read with orjson, in blocks of whole lines (``history_fast.py``: exactly
-``harness.history.iter_history``'s ops and malformed-line reasons, about twice as fast). The
+``harness.core.history.iter_history``'s ops and malformed-line reasons, faster: docs/benchmarks.md). The
 linearizability engine is started on the file first and searches in its own process while the other
 checkers work. When it is off, on a large history (20 MB or more) the queue checker's cycle search runs
 in a child forked before the read instead (``forked.py``, ``queue.start_side``): it reads the file
 itself and sends back only its result, so both cores work; any failure of the child falls back to
-computing in this process. ``not_checked`` in the results lists, in plain words, what the
-verdict does not cover and why (invariants no trace can show - I4, I5, I16 - and checkers left out of the
-verdict, such as the invariants without a trace).
+computing in this process. These tricks (and pausing the garbage collector while the history is alive)
+live in ``check_run`` alone. The history is analysed once: ``check_run`` passes the queue findings
+(``queue_checker.find_anomalies``) to the queue and invariants checkers, and a checker given none
+computes its own. ``not_checked`` in the results lists, in plain words, what the
+verdict does not cover and why (invariants listed in ``NOT_COVERED``, none at present, and checkers left
+out of the verdict, such as the invariants without a trace).
 
 Verdicts compose by priority (``checkers.base``): false > unknown > true. A checker that raises is
 ``unknown`` with the error, never a crash; malformed lines are listed with their line numbers and the rest
-is still checked. The same function serves ``kraftcheck check`` (``checkers/cli.py``, any history file),
-``kraftcheck analyze STORE_DIR`` and the harness after a run.
+is still checked; a history that gave no checker anything to look at is ``unknown``, never valid. The same
+function serves ``kraftcheck check`` (``harness/app/commands/check.py``, any history file, also a Jepsen
+``history.edn`` read by ``history_edn.py``), ``kraftcheck analyze STORE_DIR`` and the harness after a run.
+``docs/jepsen-verdicts.md`` maps the verdict onto Jepsen's ``:valid?``.
 
 The checkers:
 
 * ``queue`` (``queue.py``, ``queue_checker.py``; extraction in ``queue_extract.py``, cycles in
   ``queue_cycles.py``, realtime-order and hwm-regression in ``queue_realtime.py``): Jepsen's Kafka queue
   anomalies - lost-write, duplicate, inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal
-  variants, nonmonotonic-send, G1a, precommitted-read, unseen with a recovery deadline, G0/G1c cycles
-  with realtime variants - plus acked-unreadable (every ``ok`` send readable at its offset after the
-  final phase), realtime-order and hwm-regression. ``queue.py``'s docstring is the exact contract
-  (definitions and result shapes) shared with the Spark implementation.
+  variants, nonmonotonic-send and its internal variants (int-nonmonotonic-send, int-send-skip), G1a,
+  precommitted-read, unseen with a recovery deadline, G0/G1c cycles with realtime variants, with
+  assign/subscribe changing what a process tracks as in Jepsen - plus acked-unreadable (every ``ok`` send
+  readable at its offset after the final phase), realtime-order and hwm-regression. ``queue.py``'s
+  docstring is the exact contract (definitions and result shapes) shared with the Spark implementation.
 * guarantee profiles (``profiles.py``): the spec decides per anomaly whether it is forbidden, allowed, a
-  known issue (Last Replica Standing under v3.5 with lossy faults) or expected.
-* ``invariants`` (``invariants/``): PROTOCOL.md's I1-I16 over the trace and the history; every violation
-  names trace lines and ops; an invariant whose data is missing is ``unknown``.
+  known issue (Last Replica Standing under v3.5 with lossy faults) or expected; the history decides between
+  Jepsen's rules (transactions, subscribe); a cycle of wr edges alone is always forbidden; ``--profile
+  jepsen`` judges as Jepsen's checker does.
+* ``invariants`` (``invariants/``): the invariants I1-I16 of docs/protocol-rules.md over the trace and
+  the history; every violation names trace lines and ops; an invariant whose data is missing is
+  ``unknown``.
 * ``linear`` (``linear/``): a Wing-Gong-Lowe linearizability engine run as a subprocess
   (``python -m checkers.linear``), with per-key partitioning, memoisation and a time limit, models
   register, cas-register, kv and the Kafka partition log, dense or - for histories with ``txn`` ops -
@@ -56,6 +65,7 @@ Conventions for the harness
 * Spec keys read: ``acks``, ``min_isr``, ``variant``, ``unclean_leader_election``, ``flush_messages``,
   ``nemesis``, ``test_name``/``scenario``, ``idempotence``, ``topic``, ``unseen_deadline_ns``,
   ``linearizability`` (false skips the engine). See ``profiles.py``.
-* Exports (``export.py``, ``kraftcheck export``): EDN and Jepsen JSON in Jepsen's Kafka encoding, Parquet.
+* Exports (``export.py``, ``kraftcheck export``): EDN and Jepsen JSON in Jepsen's Kafka encoding, Parquet;
+  ``history_edn.py`` reads that EDN (and Jepsen's own ``history.edn``) back.
 * ``synth.py``: a seeded generator of valid histories and mutations that break them (shared with Spark).
 """

@@ -5,11 +5,16 @@ Used by the harness after a run, by ``kraftcheck analyze STORE_DIR`` and by ``kr
     check_run(spec: dict, history_path, trace_path | None, profile=None) -> dict
 
 ``spec`` is the run's ``spec.json`` content (``{}`` for a bare history; the keys read are listed in
-``checkers/profiles.py``); ``history_path`` a ``history.jsonl``; ``trace_path`` a ``trace.jsonl`` or None;
-``profile`` the ``--profile`` override (``None``/"auto", "strict", "kind=status,...", or a dict).
+``checkers/profiles.py``); ``history_path`` a ``history.jsonl``, or a Jepsen ``history.edn`` (recognised by
+its extension or its first characters, read by ``checkers.history_edn``; its linearizability check runs on
+the ops converted, after the read); ``trace_path`` a ``trace.jsonl`` or None;
+``profile`` the ``--profile`` override (``None``/"auto", "strict", "jepsen", "kind=status,...", or a dict).
 Returns::
 
     {"valid": True | False | "unknown",          # false > unknown > true over the checkers below
+     "verdict": "valid" | "invalid" | "unknown",  # the same in words (harness.core.verdict.decide)
+     "reasons": [str],                            # why it is not valid: checkers, notes
+     "harness_notes": [str],                      # only when the history has no client op
      "checkers": {name: result},                  # each result has "valid" + details naming ops/events
      "not_checked": [str],                        # what the verdict does not cover, and why (see below)
      "profile": {"statuses": {kind: status}, "reasons": {...}, "inputs": {...}},
@@ -20,15 +25,29 @@ Checkers run: ``queue`` (``checkers/queue_checker.py``), ``invariants`` (``check
 invariant ``unknown`` without a trace), ``linear`` (the linearizability engine in a subprocess, model
 ``kafka-log`` per key, skipped with ``options["linear"] = False`` or spec ``"linearizability": false``;
 started on the file before the history is read, so it searches while the other checkers work, and
-killed if ``check_run`` is left early). The invariants checker reuses the queue checker's anomalies
-(``checkers.queue.share_anomalies``) instead of analysing the history a second time.
+killed if ``check_run`` is left early). The history is analysed once: ``check_run`` finds its queue
+anomalies (``checkers.queue_checker.find_anomalies``) and passes the same findings to the queue checker
+and the invariants checker. Each checker stays a function of (spec, history, traces) and computes what
+it is not given, so it can run alone; nothing is kept between calls.
+
+The tricks that only make a large check faster live here, not in the checkers: the cyclic garbage
+collector is paused while the history and its analysis are alive (``checkers.queue.no_gc``); the
+linearizability engine is launched before the read; and, when that engine is off, on a large history the
+queue checker's cycle search runs in a child forked before the read (``checkers.queue.start_side``).
 A checker result with ``"counted": false`` (the invariants without a trace; a linearizability failure
-the profile allows) is reported but left out of the verdict. Invariants no trace can show (I4, I5, I16 need
-log contents: the invariants result's ``not_checkable``) are ``unknown`` in their own entry but never make
-the run ``unknown``; ``not_checked`` lists both kinds in plain words (the report shows it).
+the profile allows) is reported but left out of the verdict. Invariants no trace can show (the invariants result's
+``not_checkable``; none since replicas trace their log contents) are ``unknown`` in their own entry but
+never make the run ``unknown``; ``not_checked`` lists both kinds in plain words (the report shows it).
 A checker that raises yields ``unknown`` with the error (``checkers.base.run_checker``), never a crash.
 Malformed history lines do not change the verdict by themselves (they are listed); a history with no
-usable op at all is ``unknown``.
+client op is ``unknown``, with a note saying so. The run's final verdict (fault coverage and the
+harness's own notes added) is decided by the same function, ``harness.core.verdict.decide``.
+
+Nothing checked is not valid: a checker result with ``"checked": false`` looked at nothing (the queue
+checker without an ok op that sends or reads; the linearizability engine without an operation of its
+model). When no counted checker checked anything the verdict is ``unknown`` and ``not_checked`` says so;
+a history without any queue op leaves the queue checker out of the verdict (a register history is the
+engine's alone).
 """
 
 from __future__ import annotations
@@ -36,10 +55,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from checkers.base import merge_valid, run_checker
+from checkers.base import run_checker
+from checkers.history_edn import read_edn_history, sniff_format
 from checkers.history_fast import read_ops
-from checkers.queue import forget_anomalies, start_side
-from harness.history import iter_json_lines, pair_ops
+from checkers.invariants import InvariantChecker
+from checkers.linear.runner import LinearChecker
+from checkers.queue import no_gc, start_side
+from checkers.queue_checker import QueueChecker, QueueFindings, find_anomalies
+from harness.core.history import iter_json_lines, pair_ops
+from harness.core.verdict import NO_CLIENT_OPS, decide, record
 
 
 def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
@@ -59,35 +83,49 @@ def read_trace(path: str | os.PathLike, malformed: list[dict]) -> list[dict]:
     return events
 
 
-def load_history(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:
-    """Read a history, returning (ops, malformed as dicts)."""
+def load_history(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[dict], list[dict]]:
+    """Read a history (``fmt`` ``"jsonl"`` or ``"edn"``; None: ``sniff_format``), returning (ops,
+    malformed as dicts). Raises ``ValueError`` for an EDN file that is not a Jepsen history."""
     bad: list = []
-    ops = read_ops(path, bad)  # iter_history's result, read with orjson (checkers/history_fast.py)
+    if (fmt or sniff_format(path)) == "edn":
+        ops = read_edn_history(path, bad)
+    else:
+        ops = read_ops(path, bad)  # iter_history's result, read with orjson (checkers/history_fast.py)
     return ops, [{"file": m.path, "line": m.line, "reason": m.reason} for m in bad]
 
 
-def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict, side: Any = None) -> list:
-    """The checkers ``check_run`` composes (``side``: the queue checker's ``start_side`` handle)."""
-    from checkers.queue_checker import QueueChecker
-
-    checkers: list = [QueueChecker(options.get("queue"), profile, side=side)]
-    try:
-        from checkers.invariants import InvariantChecker
-        checkers.append(InvariantChecker(trace_given=trace_given))
-    except ImportError:  # pragma: no cover - the package is part of this repo
-        pass
-    if linear_wanted(spec, options):
-        try:
-            from checkers.linear.runner import LinearChecker
-            checkers.append(LinearChecker(time_limit_s=options.get("linear_time_limit_s", 60.0)))
-        except ImportError:  # pragma: no cover
-            pass
+def default_checkers(spec: dict, trace_given: bool, profile: Any, options: dict,
+                     findings: QueueFindings | None = None, linear: LinearChecker | None = None) -> list:
+    """The checkers ``check_run`` composes. ``findings``: the history's queue findings, made with
+    ``options["queue"]``, given to every checker that reads them; ``linear``: the linearizability checker
+    (already started) when the engine runs."""
+    checkers: list = [QueueChecker(options.get("queue"), profile, findings),
+                      InvariantChecker(trace_given=trace_given, queue=findings)]
+    if linear is not None:
+        checkers.append(linear)
     return checkers
+
+
+def shared_findings(spec: dict, ops: list[dict], queue_options: dict, side: Any) -> QueueFindings | None:
+    """The queue findings ``check_run`` passes to its checkers; None when finding them raised, and each
+    checker then computes them itself and reports the error as its own ``unknown`` result."""
+    try:
+        return find_anomalies(spec, ops, queue_options, side)
+    except Exception:  # reported by the checkers that need the findings (checkers.base.run_checker)
+        return None
 
 
 def linear_wanted(spec: dict, options: dict) -> bool:
     """Whether the linearizability engine runs (``options["linear"]``, else spec ``linearizability``)."""
     return options.get("linear", spec.get("linearizability", True)) is not False
+
+
+NOTHING_CHECKED = "the history gave no checker anything to look at: the verdict is unknown, not valid"
+
+
+def nothing_checked(results: dict[str, dict]) -> bool:
+    """Whether no counted checker looked at anything (each result's ``checked``, default true)."""
+    return not any(r.get("checked", True) for r in results.values() if r.get("counted", True))
 
 
 def not_checked(results: dict[str, dict]) -> list[str]:
@@ -107,54 +145,55 @@ def check_run(spec: dict | None, history_path, trace_path=None, profile=None,
     """Check one run's files; see the module docstring for the result."""
     spec = dict(spec or {})
     options = options or {}
-    from checkers.queue import no_gc
+    # On a large history the queue checker's cycle search runs in a forked child that reads the file
+    # itself, started before this process reads it, so both cores work; unless the linearizability engine
+    # runs, which keeps the second core busy: a second analysis would then only add work.
+    queue_options = dict(options.get("queue") or {})
+    fmt = sniff_format(history_path)
+    linear = None
+    if linear_wanted(spec, options):
+        queue_options.setdefault("parallel", False)
+        history_file = history_path if fmt == "jsonl" else None
+        linear = LinearChecker(time_limit_s=options.get("linear_time_limit_s", 60.0), history_path=history_file)
+    options = {**options, "queue": queue_options}
+    trace_given = trace_path is not None and os.path.exists(trace_path)
     # The history and the analyses are millions of small acyclic objects: a collection while they are alive
     # costs seconds at 1 M ops, so the collector stays off until they are freed (which also brings its
-    # allocation count back down, so it does not start over them afterwards); see checkers.queue.no_gc.
+    # allocation count back down, so it does not start over them afterwards).
     with no_gc():
-        # On a large history the queue checker's cycle search runs in a forked child that reads the file
-        # itself, started before this process reads it, so both cores work (checkers.queue.start_side);
-        # unless the linearizability engine runs, which keeps the second core busy: a second analysis of
-        # the history would then only add work (1 M lines: 44-47 s with it, 39-41 s without).
-        queue_options = dict(options.get("queue") or {})
-        if linear_wanted(spec, options):
-            queue_options.setdefault("parallel", False)
-        options = {**options, "queue": queue_options}
-        side = start_side(history_path, queue_options)
-        trace_given = trace_path is not None and os.path.exists(trace_path)
+        # The side process and the engine read the file themselves, as JSONL; an EDN history is read here
+        # and the engine gets the converted ops (LinearChecker.check writes them to a temporary file).
+        side = start_side(history_path, queue_options) if fmt == "jsonl" else None
+        findings = None
         checkers: list = []
         try:
-            checkers = default_checkers(spec, trace_given, profile, options, side)
-            for c in checkers:
-                if hasattr(c, "start"):  # the linearizability engine reads the file and searches meanwhile
-                    c.start(history_path)
-            ops, malformed = load_history(history_path)
-            traces: list[dict] = []
-            if trace_given:
-                traces = read_trace(trace_path, malformed)
+            if linear is not None and fmt == "jsonl":
+                linear.start()  # the engine reads the file and searches while this process works
+            ops, malformed = load_history(history_path, fmt)
+            traces: list[dict] = read_trace(trace_path, malformed) if trace_given else []
             _, problems = pair_ops(ops)
-            spec.setdefault("_history_path", str(history_path))
+            findings = shared_findings(spec, ops, queue_options, side)
+            checkers = default_checkers(spec, trace_given, profile, options, findings, linear)
             results = {c.name: run_checker(c, spec, ops, traces) for c in checkers}
         finally:
             if side is not None:
                 side.cancel()
-            for c in checkers:
-                if hasattr(c, "cancel"):
-                    c.cancel()
-            forget_anomalies()
-        spec.pop("_history_path", None)
-        no_ops = not ops
-        del ops, traces
+            if linear is not None:
+                linear.cancel()
+        no_client_ops = not any(op.get("process") != "nemesis" for op in ops)
+        del ops, traces, findings, checkers
     # A checker that could not run for lack of input (invariants without a trace) is listed, not counted.
-    verdicts = [r["valid"] for r in results.values() if r.get("counted", True)]
-    if no_ops:
-        verdicts.append("unknown")
+    unchecked = nothing_checked(results)
+    notes = [NO_CLIENT_OPS] if no_client_ops else []
+    if unchecked and not no_client_ops:
+        notes.append(NOTHING_CHECKED)
+    verdict = decide(results, notes=notes)
     queue = results.get("queue", {})
-    return {
-        "valid": merge_valid(verdicts),
+    return record({
+        "valid": verdict.valid,  # first in results.json; record() fills in the rest of the verdict
         "checkers": results,
-        "not_checked": not_checked(results),
+        "not_checked": not_checked(results) + ([NOTHING_CHECKED] if unchecked else []),
         "profile": queue.get("profile"),
         "malformed": malformed,
         "pairing_problems": problems[:100],
-    }
+    }, verdict)

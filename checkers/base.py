@@ -1,14 +1,17 @@
-"""The checker protocol and composition (DESIGN.md section 3).
+"""The checker protocol and composition (docs/interfaces.md).
 
 A checker is a pure function of (spec, history, traces). Verdicts compose by priority:
-``False`` (invalid) beats ``"unknown"`` beats ``True`` (valid). A checker that raises yields ``"unknown"``
-with the error, never a crash of the whole analysis.
+``False`` (invalid) beats ``"unknown"`` beats ``True`` (valid), the rule of ``harness.core.verdict``,
+which also turns them into a run's final verdict. A checker that raises yields ``"unknown"`` with the
+error, never a crash of the whole analysis.
 """
 
 from __future__ import annotations
 
 import traceback
 from typing import Any, Protocol, runtime_checkable
+
+from harness.core.verdict import combine
 
 Verdict = bool | str  # True, False or "unknown"
 
@@ -25,11 +28,7 @@ class Checker(Protocol):
 
 def merge_valid(verdicts: list[Verdict]) -> Verdict:
     """Combine verdicts: any False wins, then any "unknown", else True (an empty list is True)."""
-    if any(v is False for v in verdicts):
-        return False
-    if any(v is not True for v in verdicts):
-        return "unknown"
-    return True
+    return combine(verdicts)
 
 
 def run_checker(checker: Checker, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:

@@ -4,9 +4,11 @@ Both EDN and JSON use Jepsen's Kafka workload encoding (``jepsen.tests.kafka``),
 Jepsen checkers read: client ops become micro-op vectors - a single ``send`` ``[k, [o, v]]`` becomes
 ``{:f :send, :value [[:send k [o v]]]}``, a ``poll`` ``{k: [[o v]]}`` becomes ``{:f :poll, :value [[:poll
 {k [[o v]]}]]}``; ``txn`` ops keep their micro-ops; invocations of polls carry ``[[:poll]]``. Keys become
-integers again (JSON objects forced them to strings). Other ops (``assign``, register ops, nemesis ops)
-keep their value; ``process`` ``"nemesis"`` becomes the keyword ``:nemesis``. Extra op fields (``final``,
-``hwm``, ``seek_to_beginning``) are kept, with ``-`` instead of ``_`` in EDN keyword names.
+integers again (JSON objects forced them to strings). Other ops (``assign``, ``subscribe``, register
+ops, nemesis ops) keep their value; ``process`` ``"nemesis"`` becomes the keyword ``:nemesis``. Extra op
+fields (``final``, ``hwm``, ``seek_to_beginning``) are kept, with ``-`` instead of ``_`` in EDN keyword
+names and Jepsen's own name ``:seek-to-beginning?`` for the seek. ``checkers.history_edn`` reads the EDN
+back into the same ops.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from typing import Any
 from checkers.queue_extract import norm_key
 
 OP_FIELDS = ("index", "time", "type", "process", "f", "value", "node", "error")
+# Op fields whose EDN name is not just the field name with dashes (Jepsen's spelling).
+EDN_FIELD_NAMES = {"seek_to_beginning": "seek-to-beginning?"}
+_STRING_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 def _poll_result(d: Any) -> Any:
@@ -43,7 +48,7 @@ def jepsen_op(op: dict) -> dict:
             else:
                 mops.append(mop)
         out["value"] = mops
-    elif f == "assign" and isinstance(value, list):
+    elif f in ("assign", "subscribe") and isinstance(value, list):
         out["value"] = [norm_key(k) for k in value]
     return out
 
@@ -65,7 +70,7 @@ def edn_value(x: Any, mop_names: bool = False) -> str:
     if isinstance(x, int | float):
         return repr(x)
     if isinstance(x, str):
-        return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + x.translate(_STRING_ESCAPES) + '"'
     if isinstance(x, dict):
         return "{" + ", ".join(f"{edn_value(k)} {edn_value(v)}" for k, v in x.items()) + "}"
     if isinstance(x, list | tuple):
@@ -89,7 +94,8 @@ def op_to_edn(op: dict) -> str:
         elif k == "value":
             parts.append(f":value {edn_value(v, mop_names=j.get('f') in ('send', 'poll', 'txn'))}")
         else:
-            parts.append(f"{_kw(k)} {edn_value(v)}")
+            parts.append(f":{EDN_FIELD_NAMES[k]} {edn_value(v)}" if k in EDN_FIELD_NAMES
+                         else f"{_kw(k)} {edn_value(v)}")
     return "{" + ", ".join(parts) + "}"
 
 
@@ -105,6 +111,7 @@ def to_jepsen_json(ops: list[dict]) -> str:
 
 def to_parquet(ops: list[dict], path: str) -> int:
     """Flat Parquet (one row per op; ``value`` and extra fields as JSON text) for Spark; returns rows."""
+    # pyarrow comes with the optional 'spark' extra: imported only when Parquet is asked for.
     import pyarrow as pa
     import pyarrow.parquet as pq
     cols: dict[str, list] = {k: [] for k in ("index", "time", "type", "process", "f", "value", "node", "error",

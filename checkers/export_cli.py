@@ -1,8 +1,9 @@
-"""``kraftcheck export``: a history as Jepsen EDN, Jepsen-style JSON or Parquet.
+"""kraftcheck export: a history as Jepsen EDN, Jepsen-style JSON or Parquet, for other tools.
 
-``kraftcheck export --history FILE --format edn|json|parquet [--out FILE]`` (stdout for edn/json when no
-``--out``). Malformed lines are reported on stderr with their line numbers and left out. Exit 0, or 255 on
-an unreadable file or a bad option.
+EDN and JSON go to stdout when no --out is given; Parquet needs --out. Malformed lines are left out and
+reported on stderr (the first few, then a count). Exit codes: 0 done, 2 unusable input (a missing or
+unreadable file, an EDN file, a history without one usable line, Parquet without --out; the message
+names the flag), 255 when the output cannot be written.
 """
 
 from __future__ import annotations
@@ -10,26 +11,43 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.history import iter_history
+from checkers import export
+from harness.core.history import HistoryFormatError, iter_history, malformed_summary
+
+EXIT_USAGE, EXIT_ERROR = 2, 255
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point called by ``harness.cli``."""
-    p = argparse.ArgumentParser(prog="kraftcheck export", description="Export a history for other tools.")
-    p.add_argument("--history", required=True)
-    p.add_argument("--format", choices=["edn", "json", "parquet"], default="edn")
-    p.add_argument("--out", help="output file (required for parquet)")
+    """Entry point called by ``harness.app.cli``."""
+    p = argparse.ArgumentParser(prog="kraftcheck export", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--history", required=True, metavar="FILE", help="the JSONL history (history.jsonl of a run)")
+    p.add_argument("--format", choices=["edn", "json", "parquet"], default="edn",
+                   help="Jepsen EDN, Jepsen-style JSON or Parquet (default: edn)")
+    p.add_argument("--out", metavar="FILE", help="output file (default: stdout; required for parquet)")
     args = p.parse_args(argv)
-    from checkers import export
+    if args.format == "parquet" and not args.out:
+        p.print_usage(sys.stderr)
+        print("kraftcheck export: error: --out is required with --format parquet", file=sys.stderr)
+        return EXIT_USAGE
     bad: list = []
     try:
         ops = list(iter_history(args.history, bad))
-        for m in bad:
-            print(f"kraftcheck export: malformed line {m}", file=sys.stderr)
+    except HistoryFormatError as exc:
+        print(f"kraftcheck export: error: --history {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"kraftcheck export: error: --history {args.history}: cannot read it ({exc.strerror or exc})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    for line in malformed_summary(bad, prefix="malformed line "):
+        print(f"kraftcheck export: {line}", file=sys.stderr)
+    if not ops:
+        print(f"kraftcheck export: error: --history {args.history}: no line of it is a history op",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
         if args.format == "parquet":
-            if not args.out:
-                print("kraftcheck export: --out is required for parquet", file=sys.stderr)
-                return 255
             n = export.to_parquet(ops, args.out)
             print(f"{n} ops -> {args.out}", file=sys.stderr)
             return 0
@@ -40,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stdout.write(text)
     except OSError as exc:
-        print(f"kraftcheck export: {exc}", file=sys.stderr)
-        return 255
+        print(f"kraftcheck export: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
     return 0
 
 

@@ -1,8 +1,8 @@
-"""A fast reader of ``history.jsonl`` with exactly the results of ``harness.history.iter_history``.
+"""A fast reader of ``history.jsonl`` with exactly the results of ``harness.core.history.iter_history``.
 
 Reading a 1 M-op history with the standard ``json`` module costs about as much as checking it, so the
 checkers read with orjson: the file is read as bytes in blocks of whole lines (``_line_blocks``), each
-line parsed by orjson, and the schema check is an inlined version of ``harness.history.validate_op``
+line parsed by orjson, and the schema check is an inlined version of ``harness.core.history.validate_op``
 for the common case.
 Whatever the fast path does not accept goes through the reference path, so the ops, their order, the
 default fields and every malformed-line reason (``json``'s message) are the same:
@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Iterator
 
-from harness.history import OP_TYPES, MalformedLine, iter_history, validate_op
+from harness.core.history import OP_TYPES, MalformedLine, iter_history, validate_op
 
 try:
     import orjson
@@ -39,7 +39,7 @@ _CHUNK = 1 << 20  # bytes of raw text read and checked at a time
 def _has_big_int(data: bytes) -> bool:
     """Whether ``data`` has a run of 19 or more digits anywhere: orjson reads integers beyond 64 bits as
     floats where ``json`` keeps them exact, so such a file goes to the reference reader (a translate and
-    a substring search, in chunks: about 0.2 s for 200 MB)."""
+    a substring search, in chunks, far cheaper than parsing)."""
     run = b"0" * 19
     for start in range(0, len(data), _CHUNK):
         if run in data[start:start + _CHUNK + 18].translate(_DIGITS):

@@ -4,8 +4,8 @@ A profile maps every anomaly kind of ``checkers/queue.py`` to a status:
 
 * ``forbidden`` - an occurrence makes the run invalid;
 * ``allowed`` - the configuration gives no guarantee against it (reported, not a violation);
-* ``known-issue`` - a documented protocol weakness of this variant (PROTOCOL.md section 5), reported as
-  that issue, not as a bug and not as a harness error;
+* ``known-issue`` - a documented protocol weakness of this variant (docs/protocol-rules.md section 5),
+  reported as that issue, not as a bug and not as a harness error;
 * ``expected`` - the run is a reproduction of that issue: it should occur (its absence is noted);
 * ``unknown`` - it cannot be judged from this history (e.g. ``unseen`` without a final phase).
 
@@ -30,16 +30,47 @@ has no nemesis ops, the requested ``nemesis`` families are assumed to have run.
 Decision (first match wins) for the **loss family** (anomalies a lost or rewritten log suffix produces):
 ``acks`` below all -> allowed; unclean election enabled or run -> allowed (declared-unsafe); lossy faults
 ran and flushing is not per write: ``v3.5`` -> known-issue (Last Replica Standing, I6/I1/I7, section 5.1)
-or expected for an LRS reproduction; ``kip966`` -> forbidden (K9), unless at least ``min_isr`` lossy faults
-ran (beyond K6's tolerance) -> allowed; otherwise forbidden. ``G1a`` and ``precommitted-read`` are always
-forbidden (a ``fail`` send certainly did not happen; nothing is transactional). ``G0``/``G1c`` are allowed
-(Kafka does not isolate producers from each other; Jepsen allows them too). ``unseen`` follows the loss
-family when the history has a final phase, else is ``unknown``.
+or expected for an LRS reproduction; ``kip966`` -> forbidden (K9), unless within one window at least
+``min_isr`` replicas of one partition had lost unflushed writes (beyond K6/K8's tolerance) -> allowed;
+otherwise forbidden.
+
+Loss windows (``loss_windows``): a lossy fault exposes each node it hit (its completion's ``nodes``) from
+its invocation until the node has had time to fetch back what it lost: ``power-loss`` restarts the node
+inside its op, so the window ends at the op's completion plus ``replica_lag_time_max_ms`` (the time a
+restarted replica has to catch up before the leader counts it as lagging, L14); after ``lose-unsynced``
+the process keeps running and the loss shows at its next restart, so the window lasts until an ok
+``start``/``heal``/``power-loss`` completion naming the node, plus the same allowance (else to the end of
+the history). A node's partitions are the keys of its ``leo_before`` evidence when present, else all.
+Losses that heal before the next one starts never add up: one replica at a time cannot lose a write
+that MinISR replicas acknowledged. Without node names in the history (nemesis ops absent or without
+evidence) the total number of lossy faults is compared with ``min_isr`` instead. ``unseen`` follows the loss family when the
+history has a final phase, else is ``unknown``.
+
+The rest follows Jepsen's Kafka checker (``jepsen.tests.kafka/allowed-error-types``), with the rule that
+applied named in each reason; what the history holds decides between rules (``history_features``):
+
+* ``G1a`` and ``precommitted-read`` are always forbidden (a ``fail`` send certainly did not happen; a
+  consumer never sees an open transaction's records, its own included).
+* ``int-send-skip`` is allowed: another producer's record may land between two sends of one transaction.
+* ``G0`` is allowed: writes are not isolated (plain sends, and transactions alike: the records of
+  concurrent transactions interleave in the log).
+* ``G1c`` is allowed when its cycle has a ww edge (the same interleaving seen by a reader: Jepsen allows
+  G1c when it infers ww edges, ``:ww-deps``). A G1c or G1c-realtime of wr edges alone is **never**
+  allowed, whatever the profile says (``checkers.queue_checker.judge``): it needs a transaction to read
+  another's write that was not committed yet (Jepsen finds exactly these without ``:ww-deps`` and
+  reports them).
+* with ``subscribe`` ops in the history, ``poll-skip`` and ``nonmonotonic-poll`` are allowed when the loss
+  family is forbidden: the consumer group may move partitions between polls (Jepsen allows both with
+  ``:sub-via :subscribe``).
+
+``apply_override`` also knows ``jepsen``: the statuses under which the verdict is what Jepsen's checker
+computes for ``:valid?`` (docs/jepsen-verdicts.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from checkers.queue import KINDS
 
@@ -51,7 +82,16 @@ LOSS_FAMILY = (
     "int-nonmonotonic-send", "G0-realtime", "G1c-realtime",
 )
 LOSSY_FS = ("power-loss", "lose-unsynced")
+DEFAULT_LAG_MS = 10_000  # replica.lag.time.max.ms when the spec does not say (the spec's default)
 LRS_NAMES = ("last-replica-standing", "lrs")
+# What Jepsen's Kafka checker lets pass by default (allowed-error-types), in kraftcheck's kinds; G1c and
+# G1c-realtime with a ww edge are the ones its :ww-deps mode allows (cycles without one stay forbidden).
+JEPSEN_ALLOWED = ("int-send-skip", "G0", "G0-realtime", "G1c", "G1c-realtime")
+JEPSEN_SUBSCRIBE_ALLOWED = ("poll-skip", "nonmonotonic-poll")
+# kraftcheck's own kinds, which Jepsen's checker does not look for.
+NOT_IN_JEPSEN = ("acked-unreadable", "realtime-order", "hwm-regression")
+WR_ONLY_RULE = ("a cycle of wr edges alone is never allowed: each of its transactions read another's write "
+                "before that one committed (Jepsen reports it as G1c without :ww-deps)")
 
 
 def faults_ran(spec: dict, ops: list[dict]) -> dict[str, int]:
@@ -81,9 +121,108 @@ def faults_ran(spec: dict, ops: list[dict]) -> dict[str, int]:
     return counts
 
 
-def derive_profile(spec: dict | None, ops: list[dict], has_final: bool) -> dict[str, Any]:
-    """The profile for a run: ``{"statuses": {kind: status}, "reasons": {kind: why}, "inputs": {...}}``."""
+class LossWindow(NamedTuple):
+    """``[start, end)`` (history time) during which ``node`` may lack unflushed writes it had acknowledged
+    to its leader; ``partitions``: the partitions it hosted (None: unknown, taken as all)."""
+
+    node: str
+    start: int
+    end: int
+    partitions: frozenset | None
+
+
+def loss_windows(spec: dict, ops: list[dict]) -> list[LossWindow] | None:
+    """The loss windows of a history (see the module docstring), or None when its lossy faults do not
+    name their nodes (then only their number is known)."""
+    allowance = int(spec.get("replica_lag_time_max_ms") or DEFAULT_LAG_MS) * 1_000_000
+    nemesis = [op for op in ops if op.get("process") == "nemesis"]
+    end_of_history = max((op.get("time", 0) for op in ops), default=0)
+    invoked: dict[str, int] = {}
+    windows: list[LossWindow] = []
+    open_unsynced: dict[str, tuple[int, frozenset | None]] = {}
+    for op in nemesis:
+        f, t = op.get("f"), op.get("time", 0)
+        if op.get("type") == "invoke":
+            invoked[f] = t
+            continue
+        value = op.get("value") if isinstance(op.get("value"), dict) else {}
+        nodes = [str(n) for n in value.get("nodes") or []]
+        if op.get("type") == "ok" and f in ("start", "heal", "power-loss"):
+            for node in nodes:  # a restart: an earlier lose-unsynced on the node shows now
+                if node in open_unsynced:
+                    start, parts = open_unsynced.pop(node)
+                    windows.append(LossWindow(node, start, t + allowance, parts))
+        if f not in LOSSY_FS or op.get("type") != "ok" or value.get("effective") is False:
+            continue
+        if not nodes:
+            return None
+        start = invoked.pop(f, t)
+        leo_before = value.get("leo_before") or {}
+        for node in nodes:
+            keys = leo_before.get(node)
+            parts = frozenset(_partition_of(k) for k in keys) if isinstance(keys, dict) and keys else None
+            if f == "power-loss":
+                windows.append(LossWindow(node, start, t + allowance, parts))
+            elif node not in open_unsynced:
+                open_unsynced[node] = (start, parts)
+    for node, (start, parts) in open_unsynced.items():
+        windows.append(LossWindow(node, start, max(start, end_of_history) + allowance, parts))
+    return windows
+
+
+def _partition_of(name: Any) -> Any:
+    """A partition named by a log directory (``queue-3``) or a number, as an int when it ends in digits."""
+    text = str(name)
+    tail = text.rpartition("-")[2]
+    return int(tail) if tail.isdigit() else text
+
+
+def worst_overlap(windows: list[LossWindow]) -> tuple[int, Any, int, list[str]]:
+    """The most replicas of one partition inside loss windows at the same moment: ``(count, partition
+    (None: every partition), time, nodes)``."""
+    partitions = {p for w in windows if w.partitions for p in w.partitions}
+    best: tuple[int, Any, int, list[str]] = (0, None, 0, [])
+    for part in sorted(partitions, key=str) or [None]:
+        mine = [w for w in windows if w.partitions is None or part is None or part in w.partitions]
+        for w in mine:  # the overlap is largest at some window's start
+            nodes = sorted({o.node for o in mine if o.start <= w.start < o.end})
+            if len(nodes) > best[0]:
+                best = (len(nodes), part, w.start, nodes)
+    return best
+
+
+def _is_transaction(op: dict) -> bool:
+    if op.get("f") == "txn":
+        return True
+    value = op.get("value")
+    return (op.get("f") in ("send", "poll") and isinstance(value, list) and len(value) > 1
+            and all(isinstance(m, list) and m and m[0] in ("send", "poll") for m in value))
+
+
+def history_features(ops: Iterable[dict]) -> dict[str, bool]:
+    """What of the history decides between rules: ``transactions`` (an op of ``f`` ``txn``, or a send/poll
+    with several micro-ops) and ``subscribe`` (a client ``subscribe`` op)."""
+    txn = sub = False
+    for op in ops:
+        if type(op.get("process")) is not int:
+            continue
+        if not txn and _is_transaction(op):
+            txn = True
+        elif op.get("f") == "subscribe":
+            sub = True
+        if txn and sub:
+            break
+    return {"transactions": txn, "subscribe": sub}
+
+
+def derive_profile(spec: dict | None, ops: list[dict], has_final: bool,
+                   features: dict[str, bool] | None = None) -> dict[str, Any]:
+    """The profile for a run: ``{"statuses": {kind: status}, "reasons": {kind: why}, "inputs": {...}}``.
+    ``features``: ``history_features(ops)`` when the caller has them already."""
     spec = spec or {}
+    if features is None:
+        features = history_features(ops)
+    txn, sub = features["transactions"], features["subscribe"]
     faults = faults_ran(spec, ops)
     acks = str(spec.get("acks", "all"))
     acks_all = acks in ("all", "-1")
@@ -104,17 +243,19 @@ def derive_profile(spec: dict | None, ops: list[dict], has_final: bool) -> dict[
             loss = "expected" if lrs_repro else "known-issue"
             why = (f"v3.5 with {lossy} lossy fault(s): Last Replica Standing can lose acknowledged writes "
                    "(section 5.1/5.2; I1, I6, I7, I13)")
-        elif lossy >= min_isr:
-            loss, why = "allowed", f"{lossy} lossy faults >= min_isr {min_isr}: beyond KIP-966's tolerance (K6)"
         else:
-            loss, why = "forbidden", f"kip966 tolerates {min_isr - 1} lossy shutdown(s) (K6, K9)"
+            loss, why = _kip966_loss(spec, ops, lossy, min_isr)
     else:
         loss, why = "forbidden", "acks=all, no unclean election, no lossy fault: committed data must survive (I6, I15)"
 
     statuses: dict[str, str] = {}
     reasons: dict[str, str] = {}
     for kind in KINDS:
-        if kind in LOSS_FAMILY:
+        if kind in JEPSEN_SUBSCRIBE_ALLOWED and sub and loss == "forbidden":
+            statuses[kind], reasons[kind] = "allowed", (
+                "consumers subscribe: the group may move partitions between polls, so a position can jump "
+                "(Jepsen allows it with :sub-via :subscribe)")
+        elif kind in LOSS_FAMILY:
             statuses[kind], reasons[kind] = loss, why
         elif kind == "unseen":
             if has_final:
@@ -128,24 +269,86 @@ def derive_profile(spec: dict | None, ops: list[dict], has_final: bool) -> dict[
                 statuses[kind], reasons[kind] = loss, why
             else:
                 statuses[kind], reasons[kind] = "allowed", "non-idempotent producer retries may duplicate"
-        elif kind in ("G0", "G1c"):
-            statuses[kind], reasons[kind] = "allowed", "producers are not isolated from each other"
-        else:  # G1a, precommitted-read
-            statuses[kind], reasons[kind] = "forbidden", "a fail send certainly did not happen; no transactions"
+        elif kind == "int-send-skip":
+            statuses[kind], reasons[kind] = "allowed", (
+                "another producer's record may land between two sends of one transaction: writes are not "
+                "isolated (Jepsen allows int-send-skip)")
+        elif kind == "G0":
+            statuses[kind], reasons[kind] = "allowed", (
+                "transactions: the records of concurrent transactions interleave in the log, writes are not "
+                "isolated (Jepsen always allows G0)" if txn else
+                "producers are not isolated from each other (Jepsen always allows G0)")
+        elif kind == "G1c":
+            statuses[kind], reasons[kind] = "allowed", (
+                "transactions: a cycle through a ww edge is interleaved unisolated writes (Jepsen allows G1c "
+                "with :ww-deps); " + WR_ONLY_RULE if txn else
+                "no transaction: no op both sends and reads, so no G1c can arise; " + WR_ONLY_RULE)
+        elif kind == "G1a":
+            statuses[kind], reasons[kind] = "forbidden", "a fail send certainly did not happen (aborted read)"
+        else:  # precommitted-read
+            statuses[kind], reasons[kind] = "forbidden", (
+                "a consumer never sees the records of an open transaction, its own included")
     return {"statuses": statuses, "reasons": reasons,
             "inputs": {"acks": acks, "variant": variant, "min_isr": min_isr, "unclean": unclean,
                        "lossy_faults": lossy, "flush_every_write": flush_every, "lrs_reproduction": lrs_repro,
-                       "has_final_phase": has_final, "faults": faults}}
+                       "has_final_phase": has_final, "faults": faults, "transactions": txn,
+                       "subscribe": sub}}
+
+
+
+def _kip966_loss(spec: dict, ops: list[dict], lossy: int, min_isr: int) -> tuple[str, str]:
+    """The loss status under KIP-966 with lossy faults: allowed only when at least ``min_isr`` replicas of
+    one partition were inside loss windows at the same moment (K6, K8; module docstring)."""
+    windows = loss_windows(spec, ops)
+    if windows is None:
+        if lossy >= min_isr:
+            return "allowed", (f"{lossy} lossy faults >= min_isr {min_isr} and the history does not say which "
+                               "nodes they hit or when: assumed to overlap, beyond KIP-966's tolerance (K6)")
+        return "forbidden", f"kip966 tolerates {min_isr - 1} lossy shutdown(s) (K6, K9)"
+    count, part, at, nodes = worst_overlap(windows)
+    where = "every partition" if part is None else f"partition {part}"
+    if count >= min_isr:
+        return "allowed", (f"{count} replicas ({', '.join(nodes)}) of {where} had lost unflushed writes within "
+                           f"one window (at {at / 1e9:.1f} s), >= min_isr {min_isr}: beyond KIP-966's tolerance "
+                           "(K6, K8); a window lasts from the fault until the node restarted and had "
+                           "replica_lag_time_max_ms to catch up")
+    return "forbidden", (f"kip966 tolerates fewer than min_isr {min_isr} replicas of a partition losing unflushed "
+                         f"writes at once (K6, K8, K9): {lossy} lossy fault(s), at most {count} replica(s) of any "
+                         "partition inside one window (a window lasts from the fault until the node restarted "
+                         "and had replica_lag_time_max_ms to catch up; losses that heal before the next do not "
+                         "add up)")
+
+
+def jepsen_statuses(profile: dict) -> tuple[dict[str, str], dict[str, str]]:
+    """Statuses and reasons under which the verdict is Jepsen's ``:valid?`` for the same history: every
+    error type bad except Jepsen's allowed ones (``JEPSEN_ALLOWED``; ``poll-skip`` and
+    ``nonmonotonic-poll`` too when consumers subscribe), kraftcheck's own kinds left out of the verdict."""
+    sub = profile.get("inputs", {}).get("subscribe", False)
+    statuses, reasons = {}, {}
+    for kind in KINDS:
+        if kind in JEPSEN_ALLOWED:
+            statuses[kind], reasons[kind] = "allowed", "jepsen profile: in Jepsen's allowed-error-types"
+        elif sub and kind in JEPSEN_SUBSCRIBE_ALLOWED:
+            statuses[kind], reasons[kind] = "allowed", (
+                "jepsen profile: allowed with :sub-via :subscribe (the history subscribes)")
+        elif kind in NOT_IN_JEPSEN:
+            statuses[kind], reasons[kind] = "allowed", "jepsen profile: not a Jepsen error type"
+        else:
+            statuses[kind], reasons[kind] = "forbidden", "jepsen profile: a bad error type for Jepsen"
+    return statuses, reasons
 
 
 def apply_override(profile: dict, override: str | dict | None) -> dict:
     """Apply ``--profile``: ``None``/``"auto"`` keeps it, ``"strict"`` forbids every kind except G0/G1c,
-    a dict or ``"kind=status,kind=status"`` string sets individual kinds."""
+    ``"jepsen"`` judges as Jepsen's Kafka checker does (``jepsen_statuses``), a dict or
+    ``"kind=status,kind=status"`` string sets individual kinds."""
     if override in (None, "", "auto"):
         return profile
     statuses = dict(profile["statuses"])
     reasons = dict(profile["reasons"])
-    if override == "strict":
+    if override == "jepsen":
+        statuses, reasons = jepsen_statuses(profile)
+    elif override == "strict":
         for kind in KINDS:
             if kind not in ("G0", "G1c") and statuses[kind] != "unknown":
                 statuses[kind], reasons[kind] = "forbidden", "strict profile"

@@ -13,9 +13,9 @@ Extraction
 * An op is named by its **op index** = the history ``index`` of its completion (of the invocation when it
   never completed). Every ``op``/``ops``/``writer``/``reader``/``earlier``/``later`` field below is an op
   index. Ops are processed in op-index order.
-* ``f`` is ``send``, ``poll``, ``txn`` or ``assign``; others (and nemesis ops) are ignored. A ``send`` or
-  ``poll`` whose value is a micro-op list (Jepsen's own encoding, ``[["send", k, v], ...]``) is read as a
-  ``txn``.
+* ``f`` is ``send``, ``poll``, ``txn``, ``assign`` or ``subscribe``; others (and nemesis ops) are ignored.
+  A ``send`` or ``poll`` whose value is a micro-op list (Jepsen's own encoding, ``[["send", k, v], ...]``)
+  is read as a ``txn``. A **transaction** is an op of ``f`` ``txn`` or with two or more micro-ops.
 * **Sends** (micro-op order within the op): ``send`` with value ``[k, [offset, v]]`` or ``[k, v]``; the
   completion's value is used when it is a 2-list, else the invocation's. ``txn``: the completion's
   micro-op list when it is a list, else the invocation's; ``["send", k, [offset, v]]`` or
@@ -57,26 +57,37 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
     sequence of k are compared to the process's *baseline* for k: the last value of k read by its latest
     earlier ``ok`` op with a non-empty read sequence of k. delta = index(first value read now) - index(
     baseline value), both must have an index. delta > 1 -> poll-skip, delta < 1 -> nonmonotonic-poll.
-    Only ok ops set the baseline. An ok/info ``assign`` op of the process drops the baselines of keys not
-    in its value; with ``"seek_to_beginning": true`` (on the invoke or completion) it instead sets the
-    baseline of every key in its value to the *log start*: value null, index -1, baseline op = the assign
-    (so a consumer that seeks to the beginning and first reads index 2 skipped indices 0 and 1) [dev].
-    A **final** op (``"final": true``) reads with a fresh consumer from the beginning: each of its keys is
-    compared with the log start (baseline op = the final op itself, value null), and it neither uses nor
-    changes the process's baselines [dev].
+    Only ok ops set the baseline. An ok or info ``assign``/``subscribe`` op of the process replaces the keys
+    it follows (an info one is taken as applied, as Jepsen does): the baselines of keys not in its value are
+    dropped, so a key the process acquires again is not compared with what it read before; with
+    ``"seek_to_beginning": true`` (on the invoke or completion) it instead sets the baseline of every key
+    in its value to the *log start*: value null, index -1, baseline op = the assign (so a consumer that
+    seeks to the beginning and first reads index 2 skipped indices 0 and 1) [dev: Jepsen keeps the old
+    baseline of a key still assigned].
+    The **final** ops (``"final": true``) of a process are one fresh consumer reading from the beginning,
+    with baselines of their own: a key's first final read is compared with the log start (baseline op =
+    the final op itself, value null); a later final op of the process is compared with what its previous
+    ok final op read of that key (a final reader may poll several times, as Jepsen's does); an ok/info
+    final ``assign``/``subscribe`` starts them over. Final ops neither use nor change the other baselines
+    [dev].
     [dev: Jepsen lets an empty read of k reset the baseline; here empty reads are ignored.]
     poll-skip: ``{"key", "process", "ops": [baseline op, op], "values": [v, v'], "delta", "skipped"}``;
     nonmonotonic-poll: the same without ``skipped``. Both sorted by (key, ops[1]).
 ``int-poll-skip`` / ``int-nonmonotonic-poll``: within one op's read sequence of k, each consecutive pair
     (v1 at pos-1, v2 at pos) with indices: delta = index(v2) - index(v1); > 1 skip, < 1 nonmonotonic.
     ``{"key", "op", "pos", "values": [v1, v2], "delta"}`` (+ ``"skipped"`` for int-poll-skip). Sorted by
-    (key, op, pos).
+    (key, op, pos). Keys named in the op's ``rebalance_log`` (``[{"keys": [k, ...]}, ...]`` on the
+    completion: the consumer was rebalanced while the op ran) are not checked, as in Jepsen.
 ``nonmonotonic-send``: per process, ``ok``/``info`` ops that send to k, in op order: the first value this
     op sends to k vs the last value the process's previous such op sent to k; both with an index and
-    delta < 1. Assigns do not reset it [dev]. ``{"key", "process", "ops": [prev, op], "values": [v, v'],
-    "delta"}``. Sorted by (key, ops[1]).
-``int-nonmonotonic-send``: within one ``ok``/``info`` op, consecutive sends to k (pos = position among the
-    op's sends to k) with delta < 1. ``{"key", "op", "pos", "values", "delta"}``. Sorted by (key, op, pos).
+    delta < 1. An ok/info ``assign``/``subscribe`` of the process drops the keys not in its value, as for
+    polls (Jepsen). ``{"key", "process", "ops": [prev, op], "values": [v, v'], "delta"}``. Sorted by
+    (key, ops[1]).
+``int-nonmonotonic-send`` / ``int-send-skip``: within one ``ok``/``info`` op, consecutive sends to k (pos =
+    position among the op's sends to k), both with an index: delta < 1 nonmonotonic, delta > 1 skip (another
+    value sits between two sends of one transaction). ``{"key", "op", "pos", "values", "delta"}`` (+
+    ``"skipped"`` for int-send-skip). Sorted by (key, op, pos). [dev: Jepsen also looks at fail ops; a
+    fail op's value only has an index when some read returned it, which is a G1a.]
 ``G1a`` (aborted read): an ok read of (k, v) whose writer's type is ``fail``.
     ``{"key", "value", "writer", "reader"}``, one per distinct (key, value, reader). Sorted by
     (key, value, reader).
@@ -89,7 +100,10 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
 ``acked-unreadable``: only when the history has a final phase (else ``[]``): an ``ok`` send (k, o, v) for
     which no ok read of a **final** op returned (o, v) for k (with o null: v at any offset).
     ``{"key", "offset", "value", "writer", "final_values": sorted distinct values final ok reads returned
-    at (k, o) ([] when o is null)}``. Sorted by (key, offset (null first), value).
+    at (k, o) ([] when o is null)}``, plus ``"unreached": true`` when no ok final op reached k at all (k
+    neither among its reads nor its ``ends``: e.g. a KIP-966 partition left leaderless, K10): such a
+    write is not known to be lost, so the checkers judge those rows ``unknown``. Sorted by (key, offset
+    (null first), value).
 ``realtime-order``: for each ``ok`` send B -> (k, oB, vB) with non-null offset: among ok sends A -> (k, oA,
     vA) with non-null offset and ``A.complete_time < B.invoke_time`` take the one with the largest oA
     (ties: smallest op index, then micro-op order). If oA >= oB: ``{"key", "earlier": A, "later": B,
@@ -101,9 +115,12 @@ Anomaly kinds and result shapes (every kind maps to a list of dicts; lists sorte
 ``G0``, ``G1c``, ``G0-realtime``, ``G1c-realtime`` (not in SPARK_KINDS): dependency cycles between ok (and
     committed info) ops with at least one send or read. ww: writer(values_at(k, i-1)) -> writer(values_at(
     k, i)); wr: writer(k, v) -> each op that ok-read (k, v); rt: A -> B when A.complete_time <
-    B.invoke_time. Each strongly connected component of a graph (ww; ww+wr; ww+rt; ww+wr+rt) yields the
-    shortest cycle through its smallest op; it is reported under the class its edge types give (only ww:
-    G0; ww+wr: G1c; rt without wr: G0-realtime; rt and wr: G1c-realtime), once.
+    B.invoke_time. Each strongly connected component of a graph (wr; wr+rt; ww; ww+wr; ww+rt; ww+wr+rt,
+    in this order) yields the shortest cycle through its smallest op; it is reported under the class its
+    edge types give (only ww: G0; ww+wr: G1c; rt without wr: G0-realtime; rt and wr: G1c-realtime), once
+    per set of ops. The wr and wr+rt graphs come first so that a cycle without any ww edge - Jepsen's
+    G1c without ``:ww-deps``, which no read-committed execution produces - is found even where its
+    component also holds a shorter cycle with ww edges.
     ``{"cycle": [op indices, from the smallest, in edge order], "edges": [{"from", "to", "type", "key",
     "value"}, ...]}`` (rt edges have key and value null; ww edges carry the later value). Sorted by
     (len(cycle), cycle).
@@ -120,6 +137,13 @@ the four cycle kinds; when False they are ``[]``).
 
 Contract changes (result shapes unchanged since version 1)
 -----------------------------------------------------------
+* v3: ``subscribe`` is read like ``assign`` (poll-skip and nonmonotonic-poll baselines); ok/info
+  ``assign``/``subscribe`` ops drop the nonmonotonic-send baselines of keys not in their value; a
+  process's later final ops continue from its earlier ones instead of each starting at the log start;
+  keys in an op's ``rebalance_log`` are skipped by the internal poll kinds; new kind ``int-send-skip``
+  (not yet in SPARK_KINDS). On histories the harness writes (no ``subscribe``, one final poll per
+  process, no ``rebalance_log``) v2 and v3 differ only where a process sent to a key, re-assigned away
+  from it and back, and then sent to it at a lower index.
 * v2 (11:50 UTC): poll-skip baselines: an ``assign`` with ``seek_to_beginning`` sets the *log start*
   baseline (index -1, value null) instead of dropping baselines; **final** ops are compared with the log
   start and neither use nor set baselines. ``hwm-regression`` also reads ``"ends"`` of final ops. A
@@ -139,16 +163,17 @@ from checkers.forked import Forked
 from checkers.queue_extract import OpRec, VersionOrders, extract, value_sort_key
 from checkers.queue_realtime import realtime_checks
 
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 3
 
 KINDS = (
     "inconsistent-offsets", "duplicate", "lost-write", "poll-skip", "nonmonotonic-poll", "int-poll-skip",
-    "int-nonmonotonic-poll", "nonmonotonic-send", "int-nonmonotonic-send", "G1a", "precommitted-read",
-    "unseen", "acked-unreadable", "realtime-order", "hwm-regression", "G0", "G1c", "G0-realtime",
-    "G1c-realtime",
+    "int-nonmonotonic-poll", "nonmonotonic-send", "int-nonmonotonic-send", "int-send-skip", "G1a",
+    "precommitted-read", "unseen", "acked-unreadable", "realtime-order", "hwm-regression", "G0", "G1c",
+    "G0-realtime", "G1c-realtime",
 )
-SPARK_KINDS = KINDS[:15]
 CYCLE_KINDS = ("G0", "G1c", "G0-realtime", "G1c-realtime")
+# Kinds the Spark engine does not compute (yet): the cycles, and int-send-skip (new in contract v3).
+SPARK_KINDS = tuple(k for k in KINDS if k not in CYCLE_KINDS and k != "int-send-skip")
 
 
 _first = operator.itemgetter(0)
@@ -289,28 +314,33 @@ def poll_skips(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     vo = a.vo
     firsts, empty = vo.first, {}
     baselines: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
+    # A process's final ops are one fresh consumer reading from the beginning: their own baselines.
+    final_bases: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
     for r in a.recs:
-        if r.f == "assign":
-            if r.type in ("ok", "info"):
+        if r.assign is not None:  # assign or subscribe: the keys the process follows from now on
+            if r.type in ("ok", "info"):  # a crashed assign is taken as applied, as Jepsen does
                 base = baselines[r.process]
                 if r.seek:
                     base.clear()
-                    for k in r.assign or ():
+                    for k in r.assign:
                         base[k] = (r.index, _LOG_START)
                 else:
-                    keep = set(r.assign or ())
+                    keep = set(r.assign)
                     for k in [k for k in base if k not in keep]:
                         del base[k]
+                if r.final:
+                    final_bases[r.process].clear()
             continue
         if not r.reads:
             continue
-        base = baselines[r.process]
-        if r.final:  # a fresh consumer from the beginning: compared with the log start only
-            base = {k: (r.index, _LOG_START) for k in r.reads}
+        if r.final:
+            base, start = final_bases[r.process], (r.index, _LOG_START)
+        else:
+            base, start = baselines[r.process], None
         for k, seq in r.reads.items():
             if not seq:
                 continue
-            prev = base.get(k)
+            prev = base.get(k, start)
             if prev is not None:
                 prev_op, v = prev
                 v2 = seq[0][1]
@@ -343,9 +373,10 @@ def internal_polls(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
     # comparison in C shows it (the common case: a consumer reads a contiguous batch).
     runs = {k: (vo.first[k], vo.log_pairs(k)) for k in vo.offsets if k not in vo.has_duplicates}
     for r in a.recs:
+        reb = r.rebalanced
         for k, seq in r.reads.items():
             n = len(seq)
-            if n < 2:
+            if n < 2 or (reb and k in reb):
                 continue
             run = runs.get(k)
             if run is not None:
@@ -386,13 +417,23 @@ def _sends_by_key(r: OpRec) -> dict[Any, list]:
     return by_key
 
 
-def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
-    """nonmonotonic-send (across a process's ops) and int-nonmonotonic-send (inside one op)."""
-    ext, internal = [], []
-    firsts, empty = a.vo.first, {}
+def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict], list[dict]]:
+    """nonmonotonic-send (across a process's ops), int-nonmonotonic-send and int-send-skip (inside one)."""
+    ext, internal, skips = [], [], []
+    vo = a.vo
+    firsts, empty = vo.first, {}
     last_send: dict[int, dict[Any, tuple[int, Any]]] = defaultdict(dict)
     for r in a.recs:
-        if not r.sends or r.type not in ("ok", "info"):
+        if r.type not in ("ok", "info"):
+            continue
+        if r.assign is not None:  # assign or subscribe: keys the process no longer holds are forgotten
+            base = last_send.get(r.process)
+            if base:
+                keep = set(r.assign)
+                for k in [k for k in base if k not in keep]:
+                    del base[k]
+            continue
+        if not r.sends:
             continue
         base = last_send[r.process]
         for k, vals in _sends_by_key(r).items():
@@ -405,13 +446,20 @@ def send_order(a: QueueAnalysis) -> tuple[list[dict], list[dict]]:
                                 "values": [prev[1], vals[0]], "delta": i2 - i1})
             for pos in range(1, len(vals)):
                 i1, i2 = fk.get(vals[pos - 1]), fk.get(vals[pos])
-                if i1 is not None and i2 is not None and i2 - i1 < 1:
+                if i1 is None or i2 is None:
+                    continue
+                delta = i2 - i1
+                if delta < 1:
                     internal.append({"key": k, "op": r.index, "pos": pos,
-                                     "values": [vals[pos - 1], vals[pos]], "delta": i2 - i1})
+                                     "values": [vals[pos - 1], vals[pos]], "delta": delta})
+                elif delta > 1:
+                    skips.append({"key": k, "op": r.index, "pos": pos, "values": [vals[pos - 1], vals[pos]],
+                                  "delta": delta, "skipped": vo.skipped(k, i1, i2)})
             base[k] = (r.index, vals[-1])
     ext.sort(key=lambda e: (e["key"], e["ops"][1]))
     internal.sort(key=lambda e: (e["key"], e["op"], e["pos"]))
-    return ext, internal
+    skips.sort(key=lambda e: (e["key"], e["op"], e["pos"]))
+    return ext, internal, skips
 
 
 def aborted_reads(a: QueueAnalysis) -> list[dict]:
@@ -505,6 +553,11 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
                     cur.add(v)
                 elif cur != v:
                     at[o] = _Several((cur, v))
+    reached = set(final_at)  # keys some ok final read reached, even when it found them empty
+    for r in finals:
+        reached.update(r.reads)
+        if r.hwm:
+            reached.update(r.hwm)
     final_vals: dict[Any, set] | None = None  # k -> values any final ok read returned (for null offsets)
     out = []
     empty: dict = {}
@@ -530,8 +583,16 @@ def acked_unreadable(a: QueueAnalysis) -> list[dict]:
                                     "final_values": sorted(got, key=value_sort_key)})
                 elif got != v:
                     out.append({"key": k, "offset": o, "value": v, "writer": r.index, "final_values": [got]})
+    for row in out:
+        if row["key"] not in reached:
+            row["unreached"] = True
     out.sort(key=lambda e: (e["key"], _none_first(e["offset"]), value_sort_key(e["value"])))
     return out
+
+
+def unreached_keys(rows: list[dict]) -> list:
+    """The keys of ``acked-unreadable`` rows that no final read reached (their writes are unknown)."""
+    return sorted({row["key"] for row in rows if row.get("unreached")}, key=value_sort_key)
 
 
 class no_gc:
@@ -551,36 +612,7 @@ class no_gc:
 
 def queue_anomalies(ops: list[dict], options: dict | None = None) -> dict[str, list[dict]]:
     """Every anomaly kind of the module docstring -> its list of result dicts (empty lists included)."""
-    with no_gc():
-        side = start_side(ops, options)
-        a = QueueAnalysis(ops, options)
-        return anomalies_of(a, side)
-
-
-_CACHE: dict[str, Any] = {}
-# The kinds whose rows depend on no option (``unseen`` depends on the recovery deadline; the cycle kinds
-# on ``options["cycles"]``): the only ones that may be shared between checkers.
-SHARED_KINDS = tuple(k for k in KINDS if k != "unseen" and k not in CYCLE_KINDS)
-
-
-def cached_anomalies(ops: list[dict]) -> dict[str, list[dict]]:
-    """The ``SHARED_KINDS`` of ``queue_anomalies(ops)``, computed once per history object (several
-    checkers read them during one ``check_run``; the queue checker hands over its own with
-    ``share_anomalies``, so the others do not analyse a 1 M-op history again)."""
-    if _CACHE.get("ops") is not ops or _CACHE.get("length") != len(ops):
-        share_anomalies(ops, queue_anomalies(ops, {"cycles": False}))
-    return _CACHE["result"]
-
-
-def share_anomalies(ops: list[dict], found: dict[str, list[dict]]) -> None:
-    """Remember the ``SHARED_KINDS`` of ``found`` (any options) as ``cached_anomalies(ops)``'s result."""
-    _CACHE.update(ops=ops, length=len(ops), result={k: found[k] for k in SHARED_KINDS})
-
-
-def forget_anomalies() -> None:
-    """Drop the remembered history and its anomalies (``check_run`` does when it is done: the cache
-    would otherwise keep a 1 M-op history alive)."""
-    _CACHE.clear()
+    return anomalies_of(QueueAnalysis(ops, options))
 
 
 # Smaller histories are checked in one process: a second analysis in a forked child (``start_side``)
@@ -655,7 +687,7 @@ def anomalies_of(a: QueueAnalysis, side: Forked | None = None) -> dict[str, list
         res["lost-write"] = lost_writes(a)
         res["poll-skip"], res["nonmonotonic-poll"] = poll_skips(a)
         res["int-poll-skip"], res["int-nonmonotonic-poll"] = internal_polls(a)
-        res["nonmonotonic-send"], res["int-nonmonotonic-send"] = send_order(a)
+        res["nonmonotonic-send"], res["int-nonmonotonic-send"], res["int-send-skip"] = send_order(a)
         res["G1a"] = aborted_reads(a)
         res["unseen"] = unseen(a)
         res["acked-unreadable"] = acked_unreadable(a)

@@ -7,7 +7,11 @@ completion before B.invoke) -> B. A path through barriers exists exactly when A 
 invoked, so strongly connected components are unchanged and the graph stays linear in size.
 
 Only the full graph (ww + wr + rt) is searched first; when it has no cycle neither has any subgraph, which
-is the common case, so a valid history costs one pass of Tarjan's algorithm.
+is the common case, so a valid history costs one pass of Tarjan's algorithm. Otherwise each graph of
+``SEARCHES`` is searched in turn, the cycles without ww edges first.
+
+``without_ww(cycle)`` tells the cycles no read-committed execution can produce (the profile forbids them
+whatever their class's status).
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from checkers.queue_extract import OpRec
 
 WW, WR, RT = "ww", "wr", "rt"
 CLASSES = (("G0", (WW,)), ("G1c", (WW, WR)), ("G0-realtime", (WW, RT)), ("G1c-realtime", (WW, WR, RT)))
+# Cycles without a ww edge are searched first (see checkers/queue.py): no read-committed execution
+# produces them, so they must be found even where a shorter cycle with ww edges shares their component.
+SEARCHES = (("G1c", (WR,)), ("G1c-realtime", (WR, RT)), *CLASSES)
 
 
 def _build(a, nodes: list[OpRec]) -> tuple[int, dict[str, list[list[tuple[int, Any, Any]]]]]:
@@ -144,7 +151,7 @@ def _shortest_cycle(start: int, members: set[int], edges_of) -> list[tuple[int, 
 def find_cycles(a) -> dict[str, list[dict]]:
     """The four cycle kinds of ``checkers/queue.py`` for a ``QueueAnalysis``."""
     result: dict[str, list[dict]] = {name: [] for name, _ in CLASSES}
-    nodes = [r for r in a.recs if r.f != "assign" and (r.sends or r.reads) and a.committed(r)]
+    nodes = [r for r in a.recs if r.assign is None and (r.sends or r.reads) and a.committed(r)]
     if len(nodes) < 2:
         return result
     if _acyclic_fast(a, nodes):
@@ -162,7 +169,7 @@ def find_cycles(a) -> dict[str, list[dict]]:
     if not _sccs(total, succ_for((WW, WR, RT))):
         return result
     reported: set[tuple[int, ...]] = set()
-    for name, types in CLASSES:
+    for name, types in SEARCHES:
         def edges_of(u, types=types):
             return [(w, t, k, v) for t in types for w, k, v in adj[t][u]]
         for comp in _sccs(total, succ_for(types)):
@@ -374,3 +381,9 @@ def _collapse(path, n: int, nodes: list[OpRec]) -> list[dict]:
             edges.append({"from": nodes[pending_from].index, "to": nodes[w].index, "type": RT,
                           "key": None, "value": None})
     return edges
+
+
+def without_ww(cycle: dict) -> bool:
+    """Whether a cycle row has no ww edge: round its loop each op wrote a value the next one read, or
+    completed before the next one began - impossible when reads see committed data only."""
+    return all(e["type"] != WW for e in cycle["edges"])

@@ -2,7 +2,7 @@
 
 This is the extraction step of the queue checker whose rules are stated in ``checkers/queue.py``
 (section "Extraction" and "Version order" of its docstring); the Spark implementation follows the same
-rules. Nothing here decides validity: it only normalises both encodings of DESIGN.md section 2 (single
+rules. Nothing here decides validity: it only normalises both encodings of docs/history-schema.md (single
 ``send``/``poll`` ops and multi-micro-op ``txn`` ops) into one shape.
 """
 
@@ -14,6 +14,8 @@ from itertools import islice
 from typing import Any
 
 CLIENT_FS = ("send", "poll", "txn")
+# Ops that replace the set of keys (partitions) a consumer follows; Jepsen treats both alike.
+SUBSCRIPTION_FS = ("assign", "subscribe")
 
 
 _KEY_CACHE: dict[str, Any] = {}
@@ -48,11 +50,13 @@ class OpRec:
     ``index`` is the completion's history index (the invocation's when the history ended first), ``type``
     the completion type (``info`` when missing), ``sends`` a list of ``(key, value, offset|None)`` in
     micro-op order, ``reads`` a dict ``key -> [(offset|None, value), ...]`` in the order returned (a pair
-    is a tuple or the history's own 2-list: read it, never change it).
+    is a tuple or the history's own 2-list: read it, never change it). ``assign`` is the key list of an
+    ``assign`` or ``subscribe`` op (None for other ops); ``txn`` tells a transaction (``f`` ``txn``, or
+    two or more micro-ops); ``rebalanced`` the keys the completion's ``rebalance_log`` names.
     """
 
     __slots__ = ("index", "invoke_index", "process", "f", "type", "invoke_time", "complete_time",
-                 "final", "sends", "reads", "hwm", "assign", "seek")
+                 "final", "sends", "reads", "hwm", "assign", "seek", "txn", "rebalanced")
 
     def __init__(self, index, invoke_index, process, f, type_, invoke_time, complete_time, final):
         self.index = index
@@ -68,6 +72,8 @@ class OpRec:
         self.hwm: dict[Any, int] | None = None
         self.assign: list | None = None
         self.seek = False
+        self.txn = f == "txn"
+        self.rebalanced: frozenset = frozenset()
 
     def __repr__(self) -> str:
         return f"OpRec({self.index}, p={self.process}, {self.type} {self.f}, sends={self.sends}, reads={self.reads})"
@@ -144,6 +150,8 @@ def _fill(rec: OpRec, invoke: dict, completion: dict | None) -> None:
         mops = cval if _is_mops(cval) or (isinstance(cval, list) and not cval) else invoke.get("value")
         if not isinstance(mops, list):
             return
+        if len(mops) > 1:
+            rec.txn = True  # Jepsen's send/poll ops with several micro-ops are transactions too
         for mop in mops:
             if not isinstance(mop, list) or not mop:
                 continue
@@ -160,7 +168,8 @@ def _is_final(invoke: dict, completion: dict | None) -> bool:
 def extract(ops: Iterable[dict]) -> list[OpRec]:
     """Pair client ops by process and unpack them, in completion order (history order of completions).
 
-    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign are ignored. A
+    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign/subscribe are
+    ignored. A
     completion without an open invocation is ignored (``pair_ops`` reports those); an invocation never
     completed becomes ``info``.
     """
@@ -191,7 +200,7 @@ def extract(ops: Iterable[dict]) -> list[OpRec]:
 
 def _make(invoke: dict, completion: dict | None) -> OpRec | None:
     f = invoke.get("f")
-    if f not in CLIENT_FS and f != "assign":
+    if f not in CLIENT_FS and f not in SUBSCRIPTION_FS:
         return None
     if completion is None:
         rec = OpRec(invoke["index"], invoke["index"], invoke["process"], f, "info", invoke.get("time"),
@@ -200,7 +209,7 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
         rec = OpRec(completion["index"], invoke["index"], invoke["process"], f, completion["type"],
                     invoke.get("time"), completion.get("time"),
                     invoke.get("final") is True or completion.get("final") is True)  # _is_final, inlined
-    if f == "assign":
+    if f in SUBSCRIPTION_FS:
         keys = invoke.get("value")
         rec.assign = [norm_key(k) for k in keys] if isinstance(keys, list) else []
         rec.seek = invoke.get("seek_to_beginning") is True or (
@@ -221,7 +230,21 @@ def _make(invoke: dict, completion: dict | None) -> OpRec | None:
             marks = completion.get("ends")  # the end offsets a final read went up to (workloads/clients.py)
         if isinstance(marks, dict):
             rec.hwm = {norm_key(k): v for k, v in marks.items() if type(v) is int}
+        log = completion.get("rebalance_log")
+        if log:
+            rec.rebalanced = _rebalanced_keys(log)
     return rec
+
+
+def _rebalanced_keys(log: Any) -> frozenset:
+    """The keys named by a completion's ``rebalance_log`` (Jepsen: a list of ``{"keys": [...]}`` events,
+    the partitions the consumer was assigned while the op ran)."""
+    keys: set = set()
+    if isinstance(log, list):
+        for event in log:
+            if isinstance(event, dict) and isinstance(event.get("keys"), list):
+                keys.update(norm_key(k) for k in event["keys"])
+    return frozenset(keys)
 
 
 _MISSING = object()

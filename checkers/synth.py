@@ -9,16 +9,20 @@ Concurrency comes from many processes with interleaved invocations. Crashes: an 
 ``info`` send takes effect or not (a coin flip), the process is retired and replaced (process id +
 concurrency, as in Jepsen). A ``fail`` send never takes effect. Some ops use the ``txn`` encoding
 (polls first, then sends; the polls see the log from before the op's own sends). With ``final=True`` the
-history ends with a final phase (DESIGN.md section 2; the ``"final": true`` convention of
+history ends with a final phase (docs/history-schema.md; the ``"final": true`` convention of
 ``checkers/queue.py``): a fresh process makes one poll marked final that reads every key from the
-beginning to its end (as workloads/queue.py does). Such a history has no anomaly of any kind.
+beginning to its end (as workloads/queue.py does). With ``p_reassign`` an idle process now and then
+``assign``s or ``subscribe``s to a random set of keys instead (as Jepsen's consumers do; an ``info`` one
+took effect and the process goes on, which is what Jepsen's checker assumes): it keeps its position in
+the keys it still holds and reads a newly acquired key from the beginning (no committed offset, earliest
+reset). Such a history has no anomaly of any kind.
 
-``mutate(ops, kind, rng)`` applies one of the mutations ``drop-read`` (drop a read pair that is not the last
-of its op's sequence, or any pair of a final read), ``swap-offsets`` (exchange the acknowledged offsets of
+``mutate(ops, kind, rng)`` applies one of the mutations ``drop-read`` (drop a read pair that is neither the
+first nor the last of its op's sequence, or any pair of a final read), ``swap-offsets`` (exchange the acknowledged offsets of
 two ok sends of one key) or ``duplicate-value`` (a poll returns an already read value again at a new
 offset) and returns the new ops and a description; each must be caught by the checker.
 
-Both are deterministic for a given seed, so the Spark engineer can reuse them for differential tests.
+Both are deterministic for a given seed, so the Spark engine's differential tests reuse them.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ class _Proc:
 
 def synth_history(n_ops: int = 1000, *, keys: int = 4, concurrency: int = 5, seed: int = 0,
                   p_info: float = 0.02, p_fail: float = 0.02, p_txn: float = 0.1, p_gap: float = 0.05,
-                  batch: int = 4, final: bool = True, hwm: bool = True) -> list[dict]:
+                  batch: int = 4, final: bool = True, hwm: bool = True,
+                  p_reassign: float = 0.0) -> list[dict]:
     """A valid history with about ``n_ops`` client operations (2 history lines each) plus a final phase."""
     rng = random.Random(seed)
     logs: dict[int, list[tuple[int, int]]] = {k: [] for k in range(keys)}  # key -> [(offset, value)]
@@ -110,6 +115,14 @@ def synth_history(n_ops: int = 1000, *, keys: int = 4, concurrency: int = 5, see
                   "seek_to_beginning": True})
             p.state = "idle"
         elif p.state == "idle":
+            if p_reassign and rng.random() < p_reassign:  # no draw at all without it: same histories
+                f = "assign" if rng.random() < 0.5 else "subscribe"
+                held = sorted(rng.sample(range(keys), rng.randint(1, keys)))
+                emit({"type": "invoke", "process": p.pid, "f": f, "value": held})
+                p.positions = {k: p.positions.get(k, 0) for k in held}
+                outcome = "info" if rng.random() < p_info else "ok"
+                emit({"type": outcome, "process": p.pid, "f": f, "value": held})
+                continue
             r = rng.random()
             if r < p_txn:
                 mops: list = [["poll"]] if rng.random() < 0.5 else []
@@ -203,11 +216,13 @@ def mutate(ops: list[dict], kind: str, rng: random.Random) -> tuple[list[dict], 
     ops = deep_copy(ops)
     if kind == "drop-read":
         # Only values of ok sends: an info send read by nobody is indistinguishable from one that never
-        # happened, so dropping its only read is not an anomaly.
+        # happened, so dropping its only read is not an anomaly. Outside the final phase only a pair with
+        # reads on both sides in the same poll: the first read after an assign or subscribe is compared
+        # with nothing (Jepsen's rule), so dropping it is not an anomaly either.
         ok_sent = {(str(op["value"][0]), op["value"][1][1]) for op in ops
                    if op["type"] == "ok" and op["f"] == "send" and isinstance(op["value"][1], list)}
         sites = [(i, d, k, j) for i, d, fin in _ok_read_sites(ops) for k, pairs in d.items()
-                 for j in range(len(pairs)) if (fin or j < len(pairs) - 1) and (k, pairs[j][1]) in ok_sent]
+                 for j in range(len(pairs)) if (fin or 0 < j < len(pairs) - 1) and (k, pairs[j][1]) in ok_sent]
         if not sites:
             return None
         i, d, k, j = rng.choice(sites)

@@ -3,7 +3,6 @@ switches of the reassignment mode / KIP-435 parallelism.
 
 Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is drawn from
 ``value["pick"]`` unless given):
-
 - ``reassign`` ``{"kind": move|grow|shrink|grow-without-flag|shrink-without-flag}``: AlterPartition-
   Reassignments. ``move`` keeps the replication factor (swaps a replica for a broker outside the set,
   or rotates the order when every broker already holds one, which moves the preferred leader);
@@ -15,14 +14,22 @@ Ops (the topic is ``value["topic"]`` or ``spec["topic"]``; the partition is draw
 - ``set-reassignment-mode`` ``{"kind": incremental|all-at-once|parallel}``: IncrementalAlterConfigs on the
   cluster-wide BROKER resource (name ``""``): ``incremental`` sets ``reassignment.mode=incremental`` and a
   seeded ``reassignment.parallel.replica.count``; ``all-at-once`` switches back; ``parallel`` draws the
-  three KIP-435 parallelism settings. Seed 002: each change affects only steps planned after it.
+  three KIP-435 parallelism settings; ``{"configs": {name: value}}`` sets exactly those (scripted
+  scenarios). Seed 002: each change affects only steps planned after it.
   kafka-python's public ``alter_configs`` refuses a BROKER resource named ``""`` (it wants a broker id),
   so the request is built by its own ``_alter_configs_request`` and sent through its client's manager
   (to any broker, which forwards it to the controller). Evidence: DescribeConfigs of ``""`` before and
   after (value and Kafka config source); ``effective`` when the answer is OK and every value set reads
   back from the cluster-wide dynamic config (``DYNAMIC_DEFAULT_BROKER_CONFIG``).
+  Scripted scenarios name the change instead: ``{"targets": {partition: [broker ids]}, "allow_rf_change":
+  bool, "expect": {partition: error name or null}}`` sends exactly those targets in one request;
+  ``effective`` then means every partition was answered as ``expect`` says (accepted and visible when
+  ``expect`` is absent); ``"via": [node, ...]`` sends it through those brokers only (one that the
+  script cut from the controller could not forward it).
 - ``cancel-reassignment``: cancels an ongoing reassignment (ListPartitionReassignments first); with
-  none in progress the request is still sent and answered NO_REASSIGNMENT_IN_PROGRESS.
+  none in progress the request is still sent and answered NO_REASSIGNMENT_IN_PROGRESS. With
+  ``{"partition": p}`` it cancels that partition's (``"expect": error name`` for a refusal the script
+  wants to see, C21).
 - ``elect-preferred`` / ``elect-unclean``: ElectLeaders over every partition of the topic.
 
 Evidence: the controller's per-partition answer (Kafka error names, ``null`` when accepted), the
@@ -38,7 +45,10 @@ import random
 import time
 from typing import Any
 
-from nemesis.base import NemesisUnsupported
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+from kafka.errors import for_code
+from kafka.protocol.admin import AlterPartitionReassignmentsRequest
 
 RF_GUARD_ERROR = "InvalidReplicationFactorError"
 REASSIGNMENT_KEYS = ("reassignment.mode", "reassignment.parallel.replica.count",
@@ -100,8 +110,6 @@ def alter_cluster_configs(admin: Any, configs: dict[str, str | None], *, increme
     """Set (value) or delete (None) cluster-wide BROKER configs (resource ``""``) with kafka-python's
     IncrementalAlterConfigs (or legacy AlterConfigs, which replaces the whole set); returns kafka-python's
     per-resource outcome: ``"OK"`` or the error's text."""
-    from kafka import KafkaAdminClient
-    from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
     entries: dict[str, Any] = {k: ((AlterConfigOp.DELETE, None) if v is None else v) for k, v in configs.items()}
     resource = ConfigResource(ConfigResourceType.BROKER, "", configs=entries)
@@ -112,8 +120,6 @@ def alter_cluster_configs(admin: Any, configs: dict[str, str | None], *, increme
 
 def describe_cluster_configs(admin: Any) -> dict[str, dict]:
     """The cluster-wide BROKER configs (resource ``""``): name -> {"value", "config_source"}."""
-    from kafka import KafkaAdminClient
-    from kafka.admin import ConfigResource, ConfigResourceType
 
     request = KafkaAdminClient._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")])
     described = KafkaAdminClient._describe_configs_process_responses([_send(admin, request)], "all")
@@ -137,17 +143,11 @@ class AdminNemesis:
         return set(self.FS)
 
     def setup(self, run: Any) -> None:
-        """Check that kafka-python's admin client is importable (it talks to the cluster later)."""
-        try:
-            import kafka.admin  # noqa: F401
-        except ImportError as exc:
-            raise NemesisUnsupported(f"kafka-python is not installed: {exc}") from exc
+        """Nothing to prepare: the admin client connects on the first op."""
 
     def admin(self, run: Any):
         """A KafkaAdminClient on the cluster's brokers (created once, rebuilt after an error)."""
         if self._admin is None:
-            from kafka import KafkaAdminClient
-
             self._admin = KafkaAdminClient(
                 bootstrap_servers=run.cluster.bootstrap_servers(),
                 client_id="kraftcheck-nemesis-admin",
@@ -166,10 +166,17 @@ class AdminNemesis:
     def _topic(self, run: Any, value: dict) -> str:
         return value.get("topic") or run.spec.get("topic") or "queue"
 
-    def describe(self, run: Any, topic: str) -> dict[int, dict]:
+    def admin_via(self, run: Any, nodes: list[str]) -> Any:
+        """A one-op admin client bootstrapped from ``nodes`` only (a script's way to keep its admin requests
+        off brokers it has cut from the controller: a broker forwards them to the controller, and Metadata
+        names a broker as the controller; close it after use)."""
+        return KafkaAdminClient(bootstrap_servers=[run.cluster.address(n) for n in nodes],
+                                client_id="kraftcheck-nemesis-admin-via", request_timeout_ms=self.request_timeout_ms)
+
+    def describe(self, run: Any, topic: str, admin: Any = None) -> dict[int, dict]:
         """partition -> {"replicas", "isr", "leader"} from Metadata."""
         out = {}
-        for t in self.admin(run).describe_topics([topic]):
+        for t in (admin or self.admin(run)).describe_topics([topic]):
             for p in t.get("partitions", []):
                 # kafka-python 3 names the Metadata fields as the schema does (replica_nodes, ...).
                 out[int(p.get("partition_index", p.get("partition")))] = {
@@ -179,18 +186,17 @@ class AdminNemesis:
                 }
         return out
 
-    def ongoing(self, run: Any, topic: str) -> dict[int, dict]:
+    def ongoing(self, run: Any, topic: str, admin: Any = None) -> dict[int, dict]:
         """partition -> ongoing reassignment (ListPartitionReassignments)."""
-        listed = self.admin(run).list_partition_reassignments({topic: list(self.describe(run, topic))})
+        admin = admin or self.admin(run)
+        listed = admin.list_partition_reassignments({topic: list(self.describe(run, topic, admin))})
         return {tp.partition: dict(v) for tp, v in listed.items() if tp.topic == topic}
 
-    def alter(self, run: Any, topic: str, targets: dict[int, list[int] | None], allow_rf_change: bool) -> dict[int, str | None]:
+    def alter(self, run: Any, topic: str, targets: dict[int, list[int] | None], allow_rf_change: bool,
+              admin: Any = None) -> dict[int, str | None]:
         """Send AlterPartitionReassignments (v1 with the KIP-860 flag); partition -> error name."""
-        from kafka import TopicPartition
-        from kafka.errors import for_code
-        from kafka.protocol.admin import AlterPartitionReassignmentsRequest
 
-        admin = self.admin(run)
+        admin = admin or self.admin(run)
         tps = {TopicPartition(topic, p): r for p, r in targets.items()}
         if allow_rf_change:
             return {tp.partition: _err_name(e) for tp, e in admin.alter_partition_reassignments(
@@ -230,6 +236,8 @@ class AdminNemesis:
 
     def _reassign(self, run: Any, value: dict) -> dict:
         topic = self._topic(run, value)
+        if value.get("targets") is not None:
+            return self._reassign_to(run, topic, value)
         state = self.describe(run, topic)
         partition = self._pick_partition(value, list(state))
         brokers = sorted(_broker_ids(run))
@@ -253,8 +261,36 @@ class AdminNemesis:
                 "replicas_before": state[partition]["replicas"], "ongoing": ongoing,
                 "replicas_after": after.get("replicas"), "effective": effective}
 
+    def _reassign_to(self, run: Any, topic: str, value: dict) -> dict:
+        """Explicit ``targets`` ``{partition: [broker ids]}`` in one request (scripted scenarios); ``via``
+        names the brokers to send it through."""
+        targets = {int(p): [int(b) for b in t] for p, t in value["targets"].items()}
+        flag = bool(value.get("allow_rf_change", True))
+        admin = self.admin_via(run, value["via"]) if value.get("via") else self.admin(run)
+        try:
+            before = self.describe(run, topic, admin)
+            answer = self.alter(run, topic, targets, flag, admin)
+            errors = {p: answer.get(p, "NO_ANSWER") for p in targets}
+            ongoing = self.ongoing(run, topic, admin)
+            after = self.describe(run, topic, admin)
+        finally:
+            if value.get("via"):
+                admin.close()
+        if value.get("expect") is not None:
+            expected = {int(p): e for p, e in value["expect"].items()}
+            effective = all(errors[p] == expected.get(p) for p in targets)
+        else:
+            effective = all(errors[p] is None and (p in ongoing or after.get(p, {}).get("replicas") == targets[p])
+                            for p in targets)
+        return {"targets": targets, "allow_rf_change": flag, "errors": errors,
+                "replicas_before": {p: before.get(p, {}).get("replicas") for p in targets},
+                "ongoing": {p: ongoing.get(p) for p in targets},
+                "replicas_after": {p: after.get(p, {}).get("replicas") for p in targets}, "effective": effective}
+
     def _cancel_reassignment(self, run: Any, value: dict) -> dict:
         topic = self._topic(run, value)
+        if value.get("partition") is not None:
+            return self._cancel_partition(run, topic, int(value["partition"]), value)
         ongoing = self.ongoing(run, topic)
         if ongoing:
             partition = sorted(ongoing)[random.Random(value.get("pick", 0)).randrange(len(ongoing))]
@@ -266,12 +302,30 @@ class AdminNemesis:
         return {"partition": partition, "was_ongoing": ongoing.get(partition), "error": error,
                 "ongoing_after": still, "effective": bool(ongoing) and error is None and still is None}
 
+    def _cancel_partition(self, run: Any, topic: str, partition: int, value: dict) -> dict:
+        """Cancel the reassignment of one named partition; ``expect`` names the error the script expects
+        (e.g. the C21 refusal), which then makes the op effective."""
+        admin = self.admin_via(run, value["via"]) if value.get("via") else self.admin(run)
+        try:
+            before = self.ongoing(run, topic, admin).get(partition)
+            error = self.alter(run, topic, {partition: None}, True, admin).get(partition, "NO_ANSWER")
+            still = self.ongoing(run, topic, admin).get(partition)
+            after = self.describe(run, topic, admin).get(partition, {})
+        finally:
+            if value.get("via"):
+                admin.close()
+        if "expect" in value:
+            effective = error == value["expect"]
+        else:
+            effective = before is not None and error is None and still is None
+        return {"partition": partition, "was_ongoing": before, "error": error, "ongoing_after": still,
+                "replicas_after": after.get("replicas"), "effective": effective}
+
     def _elect(self, run: Any, value: dict, election_type: int) -> dict:
         topic = self._topic(run, value)
         before = {p: s["leader"] for p, s in self.describe(run, topic).items()}
         response = self.admin(run).elect_leaders(election_type, {topic: sorted(before)},
                                                  timeout_ms=self.request_timeout_ms, raise_errors=False)
-        from kafka.errors import for_code
 
         errors = {}
         for result in response.replica_election_results:
@@ -290,7 +344,10 @@ class AdminNemesis:
 
     def _set_reassignment_mode(self, run: Any, value: dict) -> dict:
         kind = value.get("kind", "incremental")
-        wanted = plan_reassignment_config(kind, random.Random(value.get("pick", 0)))
+        if value.get("configs"):  # a script names the exact values
+            wanted = {str(k): str(v) for k, v in value["configs"].items()}
+        else:
+            wanted = plan_reassignment_config(kind, random.Random(value.get("pick", 0)))
         admin = self.admin(run)
         before = {k: v for k, v in describe_cluster_configs(admin).items() if k in REASSIGNMENT_KEYS}
         answer = alter_cluster_configs(admin, wanted)

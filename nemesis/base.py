@@ -1,8 +1,10 @@
-"""The nemesis protocol (DESIGN.md section 3).
+"""The nemesis protocol (docs/interfaces.md).
 
 A nemesis receives invocation ops (process ``"nemesis"``) and returns completions whose ``value`` carries
 evidence that the fault took effect. It refuses at ``setup`` with ``NemesisUnsupported`` when it cannot
-work on the backend, so nothing silently does nothing.
+work on the backend, so nothing silently does nothing: it asks the host for the abilities it needs
+(``isinstance(run.host, ability)`` with the protocols of ``harness.core.interfaces``) and, for the
+abilities that depend on the machine, for the ``*_problem`` hint.
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from typing import Any, Protocol, runtime_checkable
 
 class NemesisUnsupported(Exception):
     """Raised at setup when a fault cannot take effect on this backend (the message says why)."""
+
+
+def host_label(run: Any) -> str:
+    """The host's name, for refusal messages only: a nemesis decides by abilities, never by this name."""
+    return str(getattr(run.host, "name", type(run.host).__name__))
 
 
 @runtime_checkable

@@ -1,52 +1,34 @@
-"""Clock faults through libfaketime: per-node wall-clock offsets that change while nodes run.
+"""Clock faults: per-node wall-clock offsets that change while nodes run.
 
-At ``setup`` (before the cluster starts any node) every node gets, in ``run.node_env``:
-
-- ``LD_PRELOAD`` = libfaketime (the multi-threaded build when present), so every process the cluster
-  starts for the node, and every restart, sees the faked clock;
-- ``FAKETIME_TIMESTAMP_FILE`` = ``<node_dir>/faketime.rc``, which holds the offset (``+12.5``,
-  ``-300``: seconds); the nemesis rewrites it atomically and libfaketime re-reads it at most every
-  ``FAKETIME_CACHE_DURATION`` = 1 s, so an offset takes effect in a running process within a second;
-- ``FAKETIME_DONT_FAKE_MONOTONIC=1``: **monotonic time is NOT faked**. Only the wall clock
-  (``time.time()``, ``CLOCK_REALTIME``) moves; ``time.monotonic_ns()`` stays the host's clock, so the
-  nodes' trace times remain comparable with the history, and timeouts measured on the monotonic clock
-  are unaffected (a fault that only skews wall-clock-based logic, as in Kafka, where timeouts use
-  monotonic time).
+At ``setup`` (before the cluster starts any node) the host's clock environment of every node
+(``ClockSkew.clock_env``) goes into ``run.node_env``, so every process the cluster starts for the node,
+and every restart, has a movable wall clock; an op then sets offsets with ``ClockSkew.set_clock_offset``.
+Both backends do it with libfaketime (``harness.core.hosts.faketime``): **monotonic time is NOT faked**.
+Only the wall clock (``time.time()``, ``CLOCK_REALTIME``) moves; ``time.monotonic_ns()`` stays the host's
+clock, so the nodes' trace times remain comparable with the history, and timeouts measured on the
+monotonic clock are unaffected (a fault that only skews wall-clock-based logic, as in Kafka, where
+timeouts use monotonic time).
 
 Ops: ``bump-clock`` / ``skew-clock`` ``{"target", "max_ms"}`` (a random offset per targeted node within
 ±max_ms; bump for large jumps, skew for standing differences), ``strobe-clock`` ``{"target",
 "delta_ms", "period_ms", "duration_s"}`` (flip between +delta and 0), ``reset-clock`` (every node to 0).
-Evidence: the offset measured *inside the node's environment* (a process started with the node's
-environment, on docker inside its container) against the host clock, per node; ``effective`` when each
-is within ``tolerance_s`` of the requested offset.
+Evidence: the offset measured *inside the node's environment* (a process run with ``NodeExec.exec`` and
+the node's clock environment) against the host clock, per node; ``effective`` when each is within
+``tolerance_s`` of the requested offset.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import shlex
 import time
-from pathlib import Path
 from typing import Any
 
-from nemesis.base import NemesisUnsupported
+from harness.core.interfaces import ClockSkew, NodeExec
+from nemesis.base import NemesisUnsupported, host_label
 from nemesis.targets import resolve_targets
 
-LIB_DIRS = ["/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime"]
-LIB_NAMES = ["libfaketimeMT.so.1", "libfaketime.so.1"]
-RC_NAME = "faketime.rc"
 _MEASURE = "import time;print(repr(time.time()))"
-
-
-def find_libfaketime() -> str | None:
-    """Path of libfaketime on this machine (the docker image installs the same Debian package)."""
-    for directory in LIB_DIRS:
-        for name in LIB_NAMES:
-            path = os.path.join(directory, name)
-            if os.path.exists(path):
-                return path
-    return None
 
 
 def expected_nodes(run: Any) -> list[str]:
@@ -59,11 +41,6 @@ def expected_nodes(run: Any) -> list[str]:
     return ["controller", *[f"b{i}" for i in range(1, brokers + 1)]]
 
 
-def format_offset(seconds: float) -> str:
-    """libfaketime's relative offset syntax: ``+1.250`` / ``-30.000``."""
-    return f"{seconds:+.3f}"
-
-
 class ClockNemesis:
     """bump / skew / strobe / reset of per-node wall clocks (see the module docstring)."""
 
@@ -71,47 +48,36 @@ class ClockNemesis:
 
     def __init__(self, tolerance_s: float = 0.75):
         self.tolerance_s = tolerance_s
-        self.lib: str | None = None
-        self.files: dict[str, Path] = {}
-        self.offsets: dict[str, float] = {}
+        self.offsets: dict[str, float] = {}  # node -> the offset last set (every prepared node)
 
     def fs(self) -> set[str]:
         """The op names handled here."""
         return set(self.FS)
 
     def setup(self, run: Any) -> None:
-        """Find libfaketime, create the offset files, put the preload into ``run.node_env``."""
-        self.lib = find_libfaketime()
-        if self.lib is None:
-            raise NemesisUnsupported("libfaketime is not installed (apt-get install libfaketime)")
+        """Refuse without the clock and exec abilities; else put every node's clock environment into
+        ``run.node_env`` at offset zero."""
+        for ability in (ClockSkew, NodeExec):
+            if not isinstance(run.host, ability):
+                raise NemesisUnsupported(
+                    f"no clock faults on the {host_label(run)} host (no {ability.__name__} ability)")
+        problem = run.host.clock_skew_problem()
+        if problem:
+            raise NemesisUnsupported(problem)
         for node in expected_nodes(run):
             self._prepare(run, node)
 
     def _prepare(self, run: Any, node: str) -> None:
-        path = Path(run.host.node_dir(node)) / RC_NAME
-        self.files[node] = path
-        self._write(node, 0.0)
-        run.node_env.setdefault(node, {}).update(self.env(run, node))
+        self._write(run, node, 0.0)
+        run.node_env.setdefault(node, {}).update(run.host.clock_env(node))
 
-    def env(self, run: Any, node: str) -> dict[str, str]:
-        """The libfaketime environment of ``node`` (paths as the node sees them)."""
-        return {
-            "LD_PRELOAD": self.lib or "",
-            "FAKETIME_TIMESTAMP_FILE": run.host.node_path(node, str(self.files[node])),
-            "FAKETIME_CACHE_DURATION": "1",
-            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        }
-
-    def _write(self, node: str, seconds: float) -> None:
-        path = self.files[node]
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(format_offset(seconds) + "\n")
-        os.replace(tmp, path)  # atomic: libfaketime never reads a half-written offset
+    def _write(self, run: Any, node: str, seconds: float) -> None:
+        run.host.set_clock_offset(node, seconds)
         self.offsets[node] = seconds
 
     def measure(self, run: Any, node: str) -> float | None:
         """Offset of the node's wall clock from the host's, measured by a process in its environment."""
-        env_args = [f"{k}={v}" for k, v in self.env(run, node).items()]
+        env_args = [f"{k}={v}" for k, v in run.host.clock_env(node).items()]
         before = time.time()
         code, out = run.host.exec(node, ["env", *env_args, "python3", "-c", _MEASURE], timeout_s=30.0)
         after = time.time()
@@ -126,9 +92,9 @@ class ClockNemesis:
 
     def _set_and_prove(self, run: Any, targets: dict[str, float]) -> dict:
         for node, seconds in targets.items():
-            if node not in self.files:
+            if node not in self.offsets:
                 self._prepare(run, node)
-            self._write(node, seconds)
+            self._write(run, node, seconds)
         measured, proven = {}, {}
         for node, seconds in targets.items():
             got = self.measure(run, node)
@@ -147,7 +113,7 @@ class ClockNemesis:
         f = op["f"]
         rng = random.Random(value.get("pick", 0))
         if f == "reset-clock":
-            evidence = self._set_and_prove(run, {n: 0.0 for n in self.files})
+            evidence = self._set_and_prove(run, {n: 0.0 for n in self.offsets})
             return {**op, "type": "ok", "value": {**value, **evidence}}
         nodes = value.get("nodes") or self._targets(run, value)
         if f in ("bump-clock", "skew-clock"):
@@ -181,29 +147,29 @@ class ClockNemesis:
             time.sleep(period_s)
             high = not high
             for node in nodes:
-                self._write(node, delta_s if high else 0.0)
+                self._write(run, node, delta_s if high else 0.0)
             flips += 1
         for node in nodes:
-            self._write(node, 0.0)
+            self._write(run, node, 0.0)
         evidence["flips"] = flips
         return evidence
 
     def heal_all(self, run: Any) -> dict:
         """Every clock back to zero offset, proven per node that is running."""
-        for node in self.files:
-            self._write(node, 0.0)
-        running = [n for n in self.files if run.host.is_running(n)] if self.files else []
+        for node in self.offsets:
+            self._write(run, node, 0.0)
+        running = [n for n in self.offsets if run.host.is_running(n)]
         measured = {n: self.measure(run, n) for n in running}
         ok = all(m is not None and abs(m) <= self.tolerance_s for m in measured.values())
         return {"measured_s": {n: (None if m is None else round(m, 3)) for n, m in measured.items()},
                 "effective": ok}
 
     def teardown(self, run: Any) -> None:
-        """Reset every offset file to zero; never raises (the files stay for the logs)."""
-        for node in list(self.files):
+        """Reset every offset to zero; never raises (the offset files stay for the logs)."""
+        for node in list(self.offsets):
             try:
-                self._write(node, 0.0)
-            except OSError:
+                self._write(run, node, 0.0)
+            except Exception:
                 pass
 
 

@@ -3,14 +3,17 @@
 A green verdict for a fault that never happened is the worst outcome a harness can produce, so every
 nemesis completion carries ``value.effective`` (true only with evidence: the pid gone, the rule in
 place and a connection across it refused, the offset measured inside the node, the bytes dropped, ...).
-``coverage_table`` reads a history and counts, per family:
+``coverage_table`` reads a history and counts, per family (the families and their ops are
+``harness.core.faults``):
 
 - ``requested``: whether the run asked for the family (``spec["nemesis"]``);
 - ``attempted``: fault invocations of the family in the history;
 - ``effective``: ``ok`` completions of those invocations with ``value.effective`` true;
-- ``failed``: completions that were ``fail``/``info`` or lacked evidence.
+- ``failed``: completions that were ``fail``/``info`` or lacked evidence;
+- ``in_place_s``: seconds during which a fault of the family may have been in place (the union of its
+  ``harness.core.faults`` intervals, the same ones the report shades and Spark's statistics use).
 
-``verdict_cap`` turns the table into the cap for the run's verdict: a requested family with zero
+``harness.core.verdict`` turns the table into a cap on the run's verdict: a requested family with zero
 effective faults makes the run ``unknown`` (never ``valid``), with the reason.
 """
 
@@ -19,28 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-# Fault ops per family. Heal ops (start, resume, stop-partition, reset-clock, heal) are not faults.
-FAMILY_FS: dict[str, set[str]] = {
-    "kill": {"kill"},
-    "stop": {"stop"},
-    "pause": {"pause"},
-    "partition": {"start-partition"},
-    "clock": {"bump-clock", "strobe-clock", "skew-clock"},
-    "disk": {"power-loss", "lose-unsynced"},
-    "admin": {
-        "reassign",
-        "cancel-reassignment",
-        "elect-preferred",
-        "elect-unclean",
-        "set-reassignment-mode",
-    },
-}
-
-F_FAMILY: dict[str, str] = {f: family for family, fs in FAMILY_FS.items() for f in fs}
+from harness.core.faults import F_FAMILY, MIXES, end_of, fault_timeline, nemesis_ops
 
 
 def requested_families(nemesis: Any) -> list[str]:
-    """Families named by a spec's ``nemesis`` field (a list or a comma-separated string; ``all``)."""
+    """Families named by a spec's ``nemesis`` field (a list or a comma-separated string; the mixes
+    ``all`` and ``targeted`` stand for their families)."""
     if nemesis is None:
         return []
     names = nemesis.split(",") if isinstance(nemesis, str) else list(nemesis)
@@ -48,28 +35,28 @@ def requested_families(nemesis: Any) -> list[str]:
     for name in (n.strip() for n in names):
         if not name or name == "none":
             continue
-        expanded = list(FAMILY_FS) if name == "all" else [name]
+        expanded = list(MIXES.get(name, (name,)))
         for family in expanded:
             if family not in out:
                 out.append(family)
     return out
 
 
-def coverage_table(ops: Iterable[dict], requested: Any) -> dict[str, dict[str, Any]]:
-    """Per-family coverage counts from a history's ops (see the module docstring)."""
+def coverage_table(ops: Iterable[dict], requested: Any,
+                   end_of_history: int | None = None) -> dict[str, dict[str, Any]]:
+    """Per-family coverage counts from a history's ops (see the module docstring).
+
+    ``ops`` may be the whole history or only its nemesis ops; ``end_of_history`` (default: the last op's
+    time) is where a fault never healed stops counting as in place.
+    """
+    ops = list(ops)
     families = requested_families(requested)
-    table: dict[str, dict[str, Any]] = {
-        fam: {"requested": True, "attempted": 0, "effective": 0, "failed": 0, "by_f": {}} for fam in families
-    }
-    for op in ops:
-        if op.get("process") != "nemesis":
-            continue
+    table: dict[str, dict[str, Any]] = {fam: _row(True) for fam in families}
+    for op in nemesis_ops(ops):
         family = F_FAMILY.get(op.get("f", ""))
         if family is None:
             continue
-        row = table.setdefault(
-            family, {"requested": False, "attempted": 0, "effective": 0, "failed": 0, "by_f": {}}
-        )
+        row = table.setdefault(family, _row(False))
         by_f = row["by_f"].setdefault(op["f"], {"attempted": 0, "effective": 0})
         if op.get("type") == "invoke":
             row["attempted"] += 1
@@ -82,19 +69,27 @@ def coverage_table(ops: Iterable[dict], requested: Any) -> dict[str, dict[str, A
             by_f["effective"] += 1
         else:
             row["failed"] += 1
+    end = end_of(ops) if end_of_history is None else end_of_history
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for interval in fault_timeline(nemesis_ops(ops), end).intervals:
+        spans.setdefault(F_FAMILY[interval.f], []).append((interval.start, interval.end))
+    for family, row in table.items():
+        row["in_place_s"] = round(union_length(spans.get(family, [])) / 1e9, 3)
     return table
 
 
-def verdict_cap(table: dict[str, dict[str, Any]]) -> tuple[str | bool, list[str]]:
-    """``(True, [])`` when every requested family took effect at least once, else ``("unknown", why)``."""
-    reasons = []
-    for family, row in table.items():
-        if not row.get("requested"):
-            continue
-        if row["attempted"] == 0:
-            reasons.append(f"nemesis {family!r} was requested but never attempted")
-        elif row["effective"] == 0:
-            reasons.append(
-                f"nemesis {family!r} was attempted {row['attempted']} times but never proven effective"
-            )
-    return (True, []) if not reasons else ("unknown", reasons)
+def _row(requested: bool) -> dict[str, Any]:
+    return {"requested": requested, "attempted": 0, "effective": 0, "failed": 0, "by_f": {}}
+
+
+def union_length(spans: list[tuple[int, int]]) -> int:
+    """The total length covered by ``(start, end)`` spans, overlaps counted once."""
+    total, reach = 0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total

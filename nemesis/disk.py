@@ -5,13 +5,14 @@ At ``setup`` (before any node starts) each node's data directory (``<node_dir>/d
 reference cluster puts ``log.dirs``) becomes a lazyfs mount (``nemesis.lazyfs``) over
 ``<node_dir>/data.backing``, with fsname ``kraftcheck-<run id>`` so ``kraftcheck clean`` can find it:
 
-- local backend: the lazyfs daemon is a host process (own session, pid file for ``clean``); needs
-  root and ``/dev/fuse``, else the nemesis refuses at setup;
-- docker backend: the daemon runs inside the node's container (``/dev/fuse`` and SYS_ADMIN), started
-  with ``docker exec`` before the node, so the node process sees the mount.
+the host starts the daemon in the node's environment before the node starts
+(``FuseMounts.start_fuse_daemon``), so the node's processes see the mount, and records it so that
+``kraftcheck clean`` finds it (on the local backend a host process with a pid file, which needs root and
+``/dev/fuse``; on docker inside the node's container). A host without the ability, or one that cannot
+mount here, is refused at setup with the host's hint.
 
 Ops (control through the mount's ``/.lazyfs-ctl``, counters from ``/.lazyfs-status``, both read
-from inside the node's environment with ``Host.exec``):
+from inside the node's environment with ``NodeExec.exec``):
 
 - ``lose-unsynced`` ``{"target"}``: drop unsynced data only (the process keeps running: a model of a
   disk that silently lost writes; use with care);
@@ -28,15 +29,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import time
 from typing import Any
 
-from harness.hosts import state
-from nemesis.base import NemesisUnsupported
+from harness.core.interfaces import FuseMounts, NodeExec
+from nemesis.base import NemesisUnsupported, host_label
 from nemesis.clock import expected_nodes
 from nemesis.targets import resolve_targets
 
@@ -53,8 +50,7 @@ class DiskNemesis:
         self.data_subdir = data_subdir
         self.torn = torn
         self.restart_wait_s = restart_wait_s
-        self.mounts: dict[str, str] = {}  # node -> mount point (host path == node path on both backends)
-        self.daemons: dict[str, subprocess.Popen] = {}
+        self.mounts: dict[str, str] = {}  # node -> mount point, as the node sees it
 
     def fs(self) -> set[str]:
         """The op names handled here."""
@@ -63,38 +59,28 @@ class DiskNemesis:
     # -- mounting ------------------------------------------------------------------------------
     def setup(self, run: Any) -> None:
         """Mount lazyfs on every node's data directory (before the nodes start)."""
-        if run.host.name == "local":
-            if os.geteuid() != 0 or not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+        for ability in (FuseMounts, NodeExec):
+            if not isinstance(run.host, ability):
                 raise NemesisUnsupported(
-                    "fsync-loss on the local backend needs root, /dev/fuse and fusermount3 (apt-get install "
-                    "fuse3); use --backend docker"
-                )
-        elif run.host.name != "docker":
-            raise NemesisUnsupported(f"no lazyfs support for backend {run.host.name!r}")
+                    f"no lazyfs support on the {host_label(run)} host (no {ability.__name__} ability)")
+        problem = run.host.fuse_problem()
+        if problem:
+            raise NemesisUnsupported(problem)
         for node in expected_nodes(run):
             self.mount(run, node)
 
     def mount(self, run: Any, node: str) -> None:
         """Mount lazyfs for ``node`` and wait until the mount is there."""
-        base = run.host.node_dir(node)
+        base = run.host.node_path(node, run.host.node_dir(node))
         mnt = os.path.join(base, self.data_subdir)
         backing = os.path.join(base, self.data_subdir + ".backing")
-        os.makedirs(mnt, exist_ok=True)
-        os.makedirs(backing, exist_ok=True)
-        argv = ["-m", "nemesis.lazyfs", backing, mnt, "--fsname", f"kraftcheck-{run.host.run_id}"]
+        code, out = run.host.exec(node, ["mkdir", "-p", mnt, backing], timeout_s=20)
+        if code != 0:
+            raise NemesisUnsupported(f"cannot create {mnt} for {node}: {out.strip()[:200]}")
+        argv = ["python3", "-m", "nemesis.lazyfs", backing, mnt, "--fsname", f"kraftcheck-{run.host.run_id}"]
         if self.torn:
             argv.append("--torn")
-        if run.host.name == "local":
-            log = open(os.path.join(base, "lazyfs.log"), "ab")
-            proc = subprocess.Popen([sys.executable, *argv], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            log.close()
-            self.daemons[node] = proc
-            state.write_pid_file(run.host.run_id, f"lazyfs-{node}", proc.pid, pgid=proc.pid)
-        else:
-            container = run.host.ensure_container(node)
-            script = f'exec "$@" >> {base}/lazyfs.log 2>&1 < /dev/null'
-            container.exec_run(["sh", "-c", script, "sh", "/opt/venv/bin/python", *argv], detach=True)
+        run.host.start_fuse_daemon(node, argv, os.path.join(base, "lazyfs.log"))
         deadline = time.monotonic() + 20
         while not self._mounted(run, node, mnt):
             if time.monotonic() > deadline:
@@ -179,25 +165,14 @@ class DiskNemesis:
         return {"synced": synced, "effective": all(synced.values())}
 
     def teardown(self, run: Any) -> None:
-        """Sync and unmount every mount, stop local daemons; never raises."""
+        """Sync and unmount every mount (the daemons end with them); never raises."""
         for node, mnt in list(self.mounts.items()):
             try:
                 self._ctl(run, node, "sync")
             except Exception:
                 pass
             try:
-                if run.host.name == "local":
-                    subprocess.run(["fusermount3", "-uz", mnt], capture_output=True, check=False)
-                elif run.host.is_container_up(node):
-                    run.host.exec(node, ["fusermount3", "-uz", mnt], timeout_s=20)
+                run.host.stop_fuse_daemon(node, mnt)
             except Exception:
                 pass
-        for node, proc in list(self.daemons.items()):
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait(5)
-            state.remove_pid_file(run.host.run_id, f"lazyfs-{node}")
         self.mounts.clear()
-        self.daemons.clear()

@@ -10,9 +10,11 @@ evidence.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
+import sys
 
 import crc32c
 
@@ -75,8 +77,6 @@ def data_bytes(data_dir: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """``python -m nemesis.logdir DIR``: print the log end offsets and byte count of DIR as JSON
     (run inside a node's environment, where its mounts are visible)."""
-    import json
-    import sys
 
     args = sys.argv[1:] if argv is None else argv
     print(json.dumps({"leo": log_end_offsets(args[0]), "bytes": data_bytes(args[0])}))

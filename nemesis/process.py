@@ -7,21 +7,25 @@ Ops (process ``"nemesis"``; the invoke value says what to hit, the completion va
 - ``stop``   same targets -> SIGTERM (brokers do controlled shutdown, C8/C9, and write the clean-shutdown
   marker, K4), SIGKILL after a timeout; evidence: the pid and its exit status.
 - ``start``  restarts every node this nemesis took down (or ``nodes``); evidence: the new pids, alive.
-- ``pause``  SIGSTOP; evidence: ``/proc/<pid>/stat`` state ``T`` after the signal.
-- ``resume`` SIGCONT to every paused node; evidence: the state is no longer ``T``.
+- ``pause``  the host's ``pause`` (SIGSTOP on both backends); evidence: process state ``T`` afterwards.
+- ``resume`` the host's ``resume`` for every paused node; evidence: the state is no longer ``T``.
 
 Every completion carries ``effective``: true only when every targeted node shows the evidence. Node
 restarts go through ``Cluster.restart_node`` so the cluster re-applies the node's config and
 ``run.node_env`` (e.g. the clock nemesis's LD_PRELOAD).
+
+Host abilities: ``Killable`` for everything, ``Pausable`` when the run asks for ``pause``; the process
+states in the evidence come from the host (``Killable.process_state``), whatever the backend.
 """
 
 from __future__ import annotations
 
-import signal
 import time
+from collections.abc import Iterable
 from typing import Any
 
-from harness.hosts.state import proc_state
+from harness.core.interfaces import Killable, Pausable
+from nemesis.base import NemesisUnsupported, host_label
 from nemesis.targets import resolve_targets
 
 
@@ -40,8 +44,11 @@ class ProcessNemesis:
 
     FS = {"kill", "stop", "start", "pause", "resume"}
 
-    def __init__(self, stop_timeout_s: float = 10.0):
+    def __init__(self, stop_timeout_s: float = 10.0, fs: Iterable[str] | None = None):
+        """``fs``: the ops the run will ask for (default: all), so that setup refuses only what the host
+        cannot do for them."""
         self.stop_timeout_s = stop_timeout_s
+        self.wanted = set(self.FS if fs is None else fs)
         self.down: set[str] = set()
         self.paused: set[str] = set()
 
@@ -50,7 +57,11 @@ class ProcessNemesis:
         return set(self.FS)
 
     def setup(self, run: Any) -> None:
-        """Nothing to prepare: signals work on every backend (the host delivers them)."""
+        """Refuse when the host cannot signal node processes, or cannot pause them and pauses are asked for."""
+        if not isinstance(run.host, Killable):
+            raise NemesisUnsupported(f"the {host_label(run)} host cannot signal node processes (no Killable ability)")
+        if "pause" in self.wanted and not isinstance(run.host, Pausable):
+            raise NemesisUnsupported(f"the {host_label(run)} host cannot pause node processes (no Pausable ability)")
 
     def invoke(self, run: Any, op: dict) -> dict:
         """Perform one process fault and return its completion with evidence."""
@@ -80,7 +91,8 @@ class ProcessNemesis:
             self.paused.discard(node)
             # Evidence: the pid we signalled is gone (or a zombie) and the host no longer runs the node.
             proven[node] = pid is not None and _wait(
-                lambda p=pid, n=node: proc_state(p) in (None, "Z") and not run.host.is_running(n), 10.0
+                lambda p=pid, n=node: run.host.process_state(n, p) in (None, "Z") and not run.host.is_running(n),
+                10.0,
             )
         return {"killed": killed, "per_node": proven}
 
@@ -92,8 +104,7 @@ class ProcessNemesis:
             run.host.stop(node, timeout_s=self.stop_timeout_s)
             self.down.add(node)
             self.paused.discard(node)
-            exit_code = getattr(run.host, "exit_code", lambda n: None)(node)
-            exit_codes[node] = exit_code
+            exit_codes[node] = run.host.exit_code(node)
             proven[node] = pid is not None and not run.host.is_running(node)
         return {"stopped": stopped, "exit_codes": exit_codes, "per_node": proven}
 
@@ -126,11 +137,11 @@ class ProcessNemesis:
             if pid is None:
                 proven[node] = False
                 continue
-            run.host.kill(node, signal.SIGSTOP)
+            run.host.pause(node)
             self.paused.add(node)
             # Evidence: the kernel reports the process as stopped (state T) after SIGSTOP.
-            proven[node] = _wait(lambda p=pid: proc_state(p) == "T", 5.0)
-            states[node] = proc_state(pid)
+            proven[node] = _wait(lambda p=pid, n=node: run.host.process_state(n, p) == "T", 5.0)
+            states[node] = run.host.process_state(node, pid)
         return {"pids": pids, "proc_state": states, "per_node": proven}
 
     def _resume(self, run: Any, nodes: list[str]) -> dict:
@@ -139,9 +150,9 @@ class ProcessNemesis:
             pid = run.host.pid(node)
             pids[node] = pid
             if pid is not None:
-                run.host.kill(node, signal.SIGCONT)
-                proven[node] = _wait(lambda p=pid: proc_state(p) not in ("T", "t"), 5.0)
-                states[node] = proc_state(pid)
+                run.host.resume(node)
+                proven[node] = _wait(lambda p=pid, n=node: run.host.process_state(n, p) not in ("T", "t"), 5.0)
+                states[node] = run.host.process_state(node, pid)
             else:
                 proven[node] = False
             self.paused.discard(node)
@@ -151,17 +162,9 @@ class ProcessNemesis:
     def heal_all(self, run: Any) -> dict:
         """Continue every paused node and restart every node that is down (ours or otherwise)."""
         resumed = self._resume(run, sorted(self.paused)) if self.paused else {}
-        cluster = run.cluster
         expected = set(self.down)
         # Every node the host ever started should be running after a heal, whoever stopped it.
-        host_nodes = getattr(run.host, "nodes", None)
-        if callable(host_nodes):
-            expected |= set(host_nodes())
-        elif cluster is not None:
-            try:
-                expected |= set(cluster.brokers())
-            except Exception:
-                pass
+        expected |= set(run.host.nodes())
         down = sorted(n for n in expected if n and not run.host.is_running(n))
         started = self._start(run, down) if down else {}
         return {
@@ -175,7 +178,7 @@ class ProcessNemesis:
         """Continue paused nodes so teardown can stop them; never raises."""
         for node in list(self.paused):
             try:
-                run.host.kill(node, signal.SIGCONT)
+                run.host.resume(node)
             except Exception:
                 pass
         self.paused.clear()

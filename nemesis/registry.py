@@ -4,7 +4,8 @@
 
 - ``nemesis``: a ``ComposedNemesis`` over the members the families need (process faults share one
   ``ProcessNemesis``; partitions ``NetNemesis``; clocks ``ClockNemesis``; fsync loss ``DiskNemesis``;
-  admin ``AdminNemesis``);
+  admin ``AdminNemesis``; the targeted families of ``nemesis.targeted`` one member each, the lossy
+  restart standing in for ``DiskNemesis`` when both are asked for);
 - ``schedule``: a seeded ``Schedule`` of ``(delay_s, invoke op)`` pairs;
 - ``run(run, deadline, stop)``: executes the schedule until the monotonic ``deadline`` (or ``stop`` is
   set), recording every invocation and completion in ``run.history`` with process ``"nemesis"``;
@@ -24,10 +25,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.core.faults import FAMILY_FS
 from nemesis.base import NemesisUnsupported
 from nemesis.compose import ComposedNemesis
-from nemesis.coverage import FAMILY_FS, requested_families
+from nemesis.coverage import requested_families
 from nemesis.schedule import Family, Schedule, choice_start, multi_start
+from nemesis.targeted.plans import draw_churn, draw_crash_lossy, draw_cut, draw_strike
 
 PROCESS_TARGETS = ["one", "minority", "leader", "controller"]
 PARTITION_TOPOLOGIES = [
@@ -50,7 +53,14 @@ MEMBERS: dict[str, tuple[str, str]] = {
     "clock": ("nemesis.clock", "ClockNemesis"),
     "disk": ("nemesis.disk", "DiskNemesis"),
     "admin": ("nemesis.admin", "AdminNemesis"),
+    "lossy": ("nemesis.targeted.lossy", "LossyRestartNemesis"),
+    "strike": ("nemesis.targeted.strike", "StrikeNemesis"),
+    "churn": ("nemesis.targeted.churn", "ChurnNemesis"),
+    "cut": ("nemesis.targeted.cuts", "CutNemesis"),
 }
+# A member that serves another's ops too (the lossy restart extends the disk nemesis over the same mounts):
+# when both are wanted only the larger one is built, so the data directories are mounted once.
+SUPERSEDES = {"lossy": "disk"}
 FAMILY_MEMBER = {
     "kill": "process",
     "stop": "process",
@@ -59,6 +69,10 @@ FAMILY_MEMBER = {
     "clock": "clock",
     "disk": "disk",
     "admin": "admin",
+    "crash-lossy": "lossy",
+    "strike": "strike",
+    "churn": "churn",
+    "cut": "cut",
 }
 
 
@@ -125,6 +139,11 @@ def families() -> dict[str, Family]:
             1.0,
             FAMILY_FS["admin"],
         ),
+        "crash-lossy": Family("crash-lossy", draw_crash_lossy, None, 1.0, FAMILY_FS["crash-lossy"]),
+        # Strikes come twice per round: they are the cheapest way into the narrow windows.
+        "strike": Family("strike", draw_strike, ("end-strike", {}), 2.0, FAMILY_FS["strike"]),
+        "churn": Family("churn", draw_churn, None, 1.0, FAMILY_FS["churn"]),
+        "cut": Family("cut", draw_cut, ("stop-cut", {}), 1.0, FAMILY_FS["cut"]),
     }
 
 
@@ -227,7 +246,7 @@ def build_package(
     interval_s: float = 10.0,
     options: dict[str, dict[str, Any]] | None = None,
 ) -> NemesisPackage:
-    """Build the package for ``names`` (``"kill,pause"``, a list, ``"all"``, or None/"none" for none).
+    """Build the package for ``names`` (``"kill,pause"``, a list, ``"all"``, ``"targeted"``, or None/"none").
 
     ``options`` passes constructor keyword arguments per member (``{"disk": {...}}``).
     """
@@ -235,11 +254,19 @@ def build_package(
     known = families()
     unknown = [n for n in wanted if n not in known]
     if unknown:
-        raise ValueError(f"unknown nemesis {', '.join(unknown)}; known: {', '.join(known)}, all")
-    options = options or {}
+        raise ValueError(f"unknown nemesis {', '.join(unknown)}; known: {', '.join(known)}, all, targeted")
+    options = {member: dict(opts) for member, opts in (options or {}).items()}
+    # The process member serves families that need different host abilities (signals; pauses): it is
+    # told which of its ops the run asks for, so its setup refuses only what this run would use.
+    process_fs = set().union(*(FAMILY_FS[n] for n in wanted if FAMILY_MEMBER[n] == "process"))
+    if process_fs:
+        options.setdefault("process", {}).setdefault("fs", process_fs)
+    wanted_members = {FAMILY_MEMBER[n] for n in wanted}
     members: dict[str, Any] = {}
     for name in wanted:
         member = FAMILY_MEMBER[name]
+        member = next((big for big, small in SUPERSEDES.items() if small == member and big in wanted_members),
+                      member)
         if member not in members:
             members[member] = _member(member, options)
     schedule = Schedule([known[n] for n in wanted], seed=seed, interval_s=interval_s)

@@ -1,7 +1,7 @@
 """Partition topologies as data: the set of directed edges ``(src, dst)`` whose packets are dropped.
 
-Pure functions over node names (unit-tested without a network). The pseudo-node ``"client"`` stands
-for the harness's Kafka clients. Jepsen's vocabulary:
+Pure functions over node names (unit-tested without a network). The pseudo-node ``CLIENTS``
+(``"client"``, from ``harness.core.interfaces``) stands for the harness's Kafka clients. Jepsen's vocabulary:
 
 - ``isolate-one``: one node cut from all others;
 - ``halves`` / ``random-halves``: two sides (sorted or shuffled), no traffic between them;
@@ -17,6 +17,8 @@ for the harness's Kafka clients. Jepsen's vocabulary:
 from __future__ import annotations
 
 import random
+
+from harness.core.interfaces import CLIENTS
 
 Edge = tuple[str, str]
 
@@ -105,7 +107,7 @@ def edges_for(
     if topology == "brokers-controller":
         return complete_cut(brokers, [controller]) if controller else set()
     if topology == "clients-brokers":
-        return complete_cut(["client"], [rng.choice(brokers)]) if brokers else set()
+        return complete_cut([CLIENTS], [rng.choice(brokers)]) if brokers else set()
     raise ValueError(f"unknown topology {topology!r}")
 
 

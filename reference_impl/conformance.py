@@ -1,4 +1,4 @@
-"""Model conformance CLI: run the controller's partition-change logic on JSON cases (DESIGN.md section 8).
+"""Model conformance CLI: run the controller's partition-change logic on JSON cases (docs/conformance.md).
 
 ``python -m reference_impl.conformance CASES.json`` (also ``kraftcheck conformance CASES.json``) reads a list
 of single-partition cases, runs each on a fresh ``Controller`` and prints the same list with a ``result``
@@ -14,7 +14,7 @@ and the resulting records are replayed. A malformed case or an unknown kind gets
 Exit status: 0 when the file was processed (whatever the cases' results), 2 when it is not a readable JSON
 list of cases.
 
-Optional extensions of ``config``: ``"completion_rule": "min_isr" | "non_empty"`` (C17, PROTOCOL.md
+Optional extensions of ``config``: ``"completion_rule": "min_isr" | "non_empty"`` (C17, docs/protocol-rules.md
 5.8(i)).
 """
 
@@ -42,7 +42,7 @@ TOPIC, TOPIC_ID, PARTITION = "t", "conformance-topic-t", 0
 
 
 class MalformedCase(ValueError):
-    """The case does not follow DESIGN.md section 8's schema (reported per case, never raised out)."""
+    """The case does not follow the schema of docs/conformance.md (reported per case, never raised out)."""
 
 
 # -- schema checks ------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def run_cases(cases: list) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``CASES.json`` in, results JSON on stdout; exit 2 when the file is unusable."""
     parser = argparse.ArgumentParser(prog="kraftcheck conformance",
-                                     description="Run model conformance cases (DESIGN.md section 8).")
+                                     description="Run model conformance cases (docs/conformance.md).")
     parser.add_argument("cases", help="JSON file holding a list of cases")
     args = parser.parse_args(argv)
     try:

@@ -1,9 +1,13 @@
-"""``kraftcheck report STORE_DIR``: (re)render ``report.html`` for a stored run."""
+"""kraftcheck report STORE_DIR: render report.html for a stored run again."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from harness.core.history import HistoryFormatError
+from harness.core.store import resolve_run_dir
+from reports.run_report import write_report
 
 
 def main(argv: list[str]) -> int:
@@ -11,14 +15,16 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kraftcheck report", description=__doc__)
     parser.add_argument("run", metavar="STORE_DIR", help="run directory (or a store root: uses latest)")
     args = parser.parse_args(argv)
-    from harness.store import resolve_run_dir
-    from reports.run_report import write_report
 
     try:
         run_dir = resolve_run_dir(args.run)
     except FileNotFoundError as exc:
         print(f"kraftcheck report: {exc}", file=sys.stderr)
         return 2
-    path = write_report(run_dir)
+    try:
+        path = write_report(run_dir)
+    except HistoryFormatError as exc:
+        print(f"kraftcheck report: error: {exc}", file=sys.stderr)
+        return 2
     print(path)
     return 0

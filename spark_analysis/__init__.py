@@ -16,14 +16,14 @@ Pipeline (modules in order):
 2. ``read``: JSONL via ``spark.read.text`` + ``from_json`` with an explicit schema (``value`` stays raw
    JSON text, parsed later by ``f``); every line gets a file-order key (split offset, row id) from which
    line numbers are derived only when needed: malformed lines are reported with file and line, ops
-   without ``index`` get their position, exactly as ``harness.history`` does. ``parquet`` converts JSONL
+   without ``index`` get their position, exactly as ``harness.core.history`` does. ``parquet`` converts JSONL
    to Parquet with pyarrow in bounded memory; ``read`` reads that too.
 3. ``extract``: invocations paired with completions and unpacked into ``recs``, ``sends`` and ``reads``
    (both the single-op and the ``txn`` encodings), by the rules of ``checkers/queue.py``.
 4. ``queue_jobs``: the fifteen queue anomaly kinds of ``checkers/queue.py`` (contract version 2), with
    the same definitions and the same result shapes and order; ``check`` runs them on one history
    (``--engine spark``). A differential test holds the two engines to identical output.
-5. ``intervals`` + ``aggregate``: nemesis fault intervals per run (the rule is in ``intervals``), then
+5. ``intervals`` + ``aggregate``: nemesis fault intervals per run (``harness.core.faults``), then
    anomaly counts by fault mix and variant, ok/fail/info rates and latency quantiles during faults versus
    healthy periods, and time to recover after a heal, written as Parquet, CSV and ``summary.json``.
 
@@ -42,7 +42,7 @@ the nemesis intervals (through ``applyInPandas``, one run at a time) and the fin
 leave the executors. What it cannot see: the Python checkers' cycle kinds (G0/G1c) and protocol
 invariants over traces are not computed here; keys, values and offsets must be integers, as the schema
 says (other JSON there is read as null); and the JSONL reader coerces a non-string ``f`` to text instead
-of rejecting the line (``read`` lists its differences from ``harness.history.validate_op``).
+of rejecting the line (``read`` lists its differences from ``harness.core.history.validate_op``).
 """
 
 from spark_analysis.errors import BadMasterURL, CorruptInput, JavaMissing, SessionConflict, SparkAnalysisError

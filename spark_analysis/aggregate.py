@@ -3,8 +3,8 @@
 What it reads (DESIGN.md section 2): every run directory under the store root that holds a
 ``history.jsonl`` (the ``latest`` link is skipped); its ``spec.json`` (read defensively: ``nemesis`` as a
 list or comma-separated string, ``variant``, ``acks``, ``min_isr``, each possibly missing) and
-``results.json`` (its ``valid`` verdict, when present). Only these small JSON files are read on the
-driver; every history is read by Spark (``spark.read.text`` over all files at once, the run being the
+``results.json`` (its verdict in the words of ``harness.core.verdict``, when present). Only these small
+JSON files are read on the driver; every history is read by Spark (``spark.read.text`` over all files at once, the run being the
 file's directory) and only aggregated tables come back to the driver (pandas, a few rows per run).
 
 What it computes:
@@ -17,8 +17,8 @@ What it computes:
   per kind.
 - ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and
   latency quantiles (p50, p90, p99, max, in milliseconds) of the ok ops. An op's nemesis state is
-  ``fault`` when its invocation falls inside a fault interval of its run (``spark_analysis.intervals``
-  defines the intervals), else ``healthy``.
+  ``fault`` when its invocation falls inside a fault interval of its run (``harness.core.faults``
+  defines the intervals, ``spark_analysis.intervals`` merges them), else ``healthy``.
 - ``recovery``: per (fault mix, variant): heals, heals never followed by an ok op, and quantiles of the time
   to recover = from a heal's completion to the first completion of an ``ok`` client op invoked at or after
   it (ms).
@@ -43,6 +43,8 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from harness.core.faults import mix_name
+from harness.core.verdict import Verdict
 from spark_analysis.errors import SparkAnalysisError
 from spark_analysis.extract import extract
 from spark_analysis.intervals import fault_intervals
@@ -93,15 +95,8 @@ def _read_json(path: Path) -> dict:
 
 
 def fault_mix(nemesis: Any) -> str:
-    """A run's fault mix: its nemesis names, sorted and joined by ``+``; ``none`` without faults."""
-    if isinstance(nemesis, str):
-        names = nemesis.split(",")
-    elif isinstance(nemesis, list | tuple):
-        names = [n if isinstance(n, str) else json.dumps(n, sort_keys=True) for n in nemesis]
-    else:
-        names = []
-    names = sorted({n.strip() for n in names if n and n.strip() and n.strip() != "none"})
-    return "+".join(names) if names else "none"
+    """A run's fault mix (``harness.core.faults.mix_name``): nemesis names sorted and joined by ``+``."""
+    return mix_name(nemesis)
 
 
 def _text(x: Any) -> str:
@@ -122,8 +117,7 @@ def run_info(run_dir: Path, root: Path) -> RunInfo:
         fault_mix=fault_mix(spec.get("nemesis")),
         variant=_text(spec.get("variant", protocol.get("variant"))),
         acks=_text(spec.get("acks")), min_isr=_text(spec.get("min_isr", spec.get("min_insync_replicas"))),
-        verdict={True: "valid", False: "invalid"}.get(valid, _text(valid)) if not isinstance(valid, str)
-        else valid)
+        verdict="missing" if valid == "missing" else Verdict.of(results).word)
 
 
 def _uri_dir(uri: str) -> str:
@@ -134,7 +128,7 @@ def _uri_dir(uri: str) -> str:
 
 
 def client_pairs(ops: DataFrame) -> DataFrame:
-    """Client invocations paired with their completions (any ``f``), as ``harness.history.pair_ops``.
+    """Client invocations paired with their completions (any ``f``), as ``harness.core.history.pair_ops``.
 
     Columns: run, process, f, type (completion type; ``info`` when never completed), invoke_time,
     complete_time, latency_ns.

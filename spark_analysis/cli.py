@@ -5,20 +5,24 @@
   on one history (JSONL or Parquet); the entry point for ``--engine spark``.
 - ``python -m spark_analysis convert HISTORY.jsonl OUT.parquet`` (``convert_main``): JSONL -> Parquet.
 
-Exit codes as everywhere in kraftcheck: 0 valid / done, 1 anomalies found, 2 usage error, 255 when the
-analysis could not run (no Java, bad master URL, corrupt input with ``--strict``, no runs in the store).
+Exit codes as everywhere in kraftcheck: 0 valid / done, 1 anomalies found, 2 unusable input (a store that is
+not a directory, an EDN file where JSONL is expected), 255 when the analysis could not run (no Java, bad
+master URL, corrupt input with ``--strict``, no runs in the store).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
+from harness.core.history import HistoryFormatError, edn_problem, malformed_summary
 from spark_analysis.errors import SparkAnalysisError
 
-EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 255
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 255
 
 
 def _session_args(p: argparse.ArgumentParser) -> None:
@@ -48,12 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print summary.json on stdout")
     _session_args(p)
     args = p.parse_args(argv)
-    from pathlib import Path
-
     out = args.out or str(Path(args.store) / "aggregate")
     if not Path(args.store).is_dir():  # before paying for a JVM
-        print(f"kraftcheck aggregate: store {args.store} is not a directory", file=sys.stderr)
-        return EXIT_ERROR
+        print(f"kraftcheck aggregate: error: store {args.store}: not a directory", file=sys.stderr)
+        return EXIT_USAGE
     try:
         spark = _session(args)
         from spark_analysis.aggregate import aggregate_store
@@ -82,10 +84,11 @@ def main(argv: list[str] | None = None) -> int:
 def check_main(argv: list[str] | None = None) -> int:
     """``check HISTORY``: the Spark queue checks on one history; exit 1 when any anomaly was found."""
     p = argparse.ArgumentParser(prog="python -m spark_analysis check",
-                                description="Queue anomalies of one history computed by Spark "
-                                            "(same definitions and shapes as checkers/queue.py).")
+                                description="Queue anomalies of one history computed by Spark (the same "
+                                            "definitions and results as kraftcheck check's queue checker).")
     p.add_argument("history", help="history.jsonl, or a Parquet file from 'convert'")
-    p.add_argument("--unseen-deadline-ns", type=int, default=None)
+    p.add_argument("--unseen-deadline-ns", type=int, default=None,
+                   help="history time after which a write nobody read is unseen (default: none)")
     p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
     p.add_argument("--limit", type=int, default=None, help="collect at most N anomalies per kind")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -93,6 +96,10 @@ def check_main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from spark_analysis.check import check_history
 
+    problem = edn_problem(args.history) if _local_jsonl(args.history) else None
+    if problem:
+        print(f"spark check: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         spark = _session(args)
         options = {"unseen_deadline_ns": args.unseen_deadline_ns}
@@ -110,31 +117,41 @@ def check_main(argv: list[str] | None = None) -> int:
                           "malformed_count": result.malformed_count,
                           "malformed": [str(m) for m in result.malformed]}))
     else:
-        for m in result.malformed:
-            print(f"malformed: {m}", file=sys.stderr)
+        for line in malformed_summary(result.malformed, total=result.malformed_count, prefix="malformed: "):
+            print(line, file=sys.stderr)
         print("anomalies: " + (", ".join(f"{k}={n}" for k, n in found.items()) or "none"))
     return EXIT_INVALID if found else EXIT_OK
 
 
 def convert_main(argv: list[str] | None = None) -> int:
     """``convert HISTORY.jsonl OUT.parquet``: stream a history into Parquet (bounded memory)."""
-    p = argparse.ArgumentParser(prog="python -m spark_analysis convert")
-    p.add_argument("history")
-    p.add_argument("out")
-    p.add_argument("--batch-rows", type=int, default=100_000)
-    p.add_argument("--strict", action="store_true")
+    p = argparse.ArgumentParser(prog="python -m spark_analysis convert",
+                                description="Convert a JSONL history into Parquet, in bounded memory.")
+    p.add_argument("history", help="history.jsonl")
+    p.add_argument("out", help="the Parquet file to write")
+    p.add_argument("--batch-rows", type=int, default=100_000, help="rows per batch (default: 100000)")
+    p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
     args = p.parse_args(argv)
     from spark_analysis.parquet import jsonl_to_parquet
 
     try:
         res = jsonl_to_parquet(args.history, args.out, batch_rows=args.batch_rows, strict=args.strict)
+    except HistoryFormatError as exc:
+        print(f"convert: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except (SparkAnalysisError, OSError) as exc:
         print(f"convert: {exc}", file=sys.stderr)
         return EXIT_ERROR
     print(f"{res.rows} ops -> {args.out} ({res.malformed_count} malformed lines skipped)")
-    for line, reason in res.malformed[:20]:
-        print(f"malformed: {args.history}:{line}: {reason}", file=sys.stderr)
+    listed = [{"file": args.history, "line": line, "reason": reason} for line, reason in res.malformed]
+    for line in malformed_summary(listed, total=res.malformed_count, prefix="malformed: "):
+        print(line, file=sys.stderr)
     return EXIT_OK
+
+
+def _local_jsonl(path: str) -> bool:
+    """Whether ``path`` is a local JSONL file (not Parquet, not a remote URI) whose first line can be read."""
+    return not path.rstrip("/").endswith(".parquet") and os.path.isfile(path)
 
 
 def dispatch(argv: list[str] | None = None) -> int:

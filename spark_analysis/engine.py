@@ -13,11 +13,13 @@ Python engine for those.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
+from harness.core.history import HistoryFormatError, edn_problem
 from spark_analysis.extract import extract
 from spark_analysis.queue_jobs import QueueJobs, collect_anomalies
 from spark_analysis.read import malformed_lines, ops_to_dicts, read_history_df, scan_counts, with_order
@@ -36,6 +38,14 @@ def _deadline(spec: dict, final_invoke_time: int | None) -> int | None:
     return int(final_invoke_time + float(timeout) * 1e9)
 
 
+def _refuse_edn(path: str) -> None:
+    """``HistoryFormatError`` for an EDN file given as a JSONL history, before a JVM is started for it."""
+    if not path.rstrip("/").endswith(".parquet") and os.path.isfile(path):
+        problem = edn_problem(path)
+        if problem:
+            raise HistoryFormatError(problem)
+
+
 def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None, master: str | None = None,
                     spark: Any = None, nemesis_out: list | None = None) -> dict[str, Any]:
     """The queue checker's verdict computed by Spark (see the module docstring).
@@ -48,6 +58,7 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     from checkers.queue_checker import judge
 
     spec = dict(spec or {})
+    _refuse_edn(str(history_path))
     spark = spark or get_session(master)
     # Parse the JSON once: the counts, the nemesis ops and the extraction all read the persisted rows.
     raw = read_history_df(spark, str(history_path), run="").persist(StorageLevel.MEMORY_AND_DISK)

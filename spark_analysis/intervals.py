@@ -1,41 +1,25 @@
 """Nemesis intervals: when a run was under a fault, derived from the nemesis ops of its history.
 
-The rule (pure Python, used by Spark per run through ``applyInPandas`` and directly by tests):
+The rule is ``harness.core.faults``'s (the one fault coverage and the run report's bands use): a fault is
+in place from its invocation until the ok completion of an op that heals it, a fault within its own op
+(power loss, a clock strobe, an admin op) for that op's span, a fault never healed until the end of the
+history; a fault whose op failed has no interval. Spark applies it per run through ``applyInPandas``
+(``spark_analysis.aggregate``); tests call it directly.
 
-- Nemesis ops are those with process ``"nemesis"``; they are paired invoke -> completion in history order
-  (the nemesis is one logical process). A completion of type ``fail`` means the op certainly did not take
-  effect and is ignored; ``ok`` and ``info`` (may have taken effect) count.
-- **Healing ops** end faults: ``f`` is ``heal`` or starts with ``heal``, ``stop-`` or ``reset-``
-  (``stop-partition``, ``reset-clock``), or is one of ``start``, ``restart``, ``resume``, ``cont``
-  (the names of ``nemesis/coverage.py``). A healing op's completion ends **every** open fault: the
-  schedules of ``nemesis/schedule.py`` keep at most one fault active at a time, and the final ``heal``
-  heals everything.
-- **Instantaneous faults** (``power-loss``, ``lose-unsynced`` and the admin ops ``reassign``,
-  ``cancel-reassignment``, ``elect-preferred``, ``elect-unclean``, ``set-reassignment-mode``) have no
-  healing op: their interval is the op's own span, from invocation to completion.
-- **Every other nemesis op is a lasting fault** (``kill``, ``stop``, ``pause``, ``start-partition``,
-  ``bump-clock``, ...): its interval starts at its completion and ends at the next healing completion, or
-  at the end of the history (the time of its last op) when it was never healed.
-
-Overlapping intervals are merged, so a moment is either "fault" or "healthy". Times are the history's
-``time`` (ns since the run started). ``recoveries`` lists, for each healing completion that leaves no
-fault open, the heal time; the time to recover is measured from there (see ``spark_analysis.aggregate``).
+For the statistics a moment is either "fault" or "healthy", so the intervals of a run are merged here:
+overlapping or touching intervals become one, named by its faults (``kill+power-loss``). Times are the
+history's ``time`` (ns since the run started). The heal times are the recoveries of
+``harness.core.faults``: ok heal completions that ended at least one fault; the time to recover is
+measured from there (see ``spark_analysis.aggregate``).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-HEAL_PREFIXES = ("heal", "stop-", "reset-")
-HEAL_FS = frozenset({"start", "restart", "resume", "cont"})
-INSTANT_FS = frozenset({"power-loss", "lose-unsynced", "reassign", "cancel-reassignment",
-                        "elect-preferred", "elect-unclean", "set-reassignment-mode"})
-
-
-def is_heal(f: str) -> bool:
-    """True when a nemesis op named ``f`` ends faults rather than starting one."""
-    return f in HEAL_FS or f.startswith(HEAL_PREFIXES)
+from harness.core.faults import fault_timeline
 
 
 @dataclass(frozen=True)
@@ -50,38 +34,13 @@ class Interval:
 def fault_intervals(nemesis_ops: Iterable[dict], end_of_history: int) -> tuple[list[Interval], list[int]]:
     """Return ``(merged fault intervals, heal times)`` from a run's nemesis ops in history order.
 
-    ``nemesis_ops`` need ``type``, ``f`` and ``time``; ``end_of_history`` closes faults never healed.
-    Heal times are the completions of healing ops that closed at least one open fault.
+    ``nemesis_ops`` need ``type``, ``f`` and ``time``; ``end_of_history`` ends the faults never healed.
     """
-    raw: list[tuple[int, int, str]] = []
-    open_faults: list[tuple[int, str]] = []
-    heals: list[int] = []
-    pending: dict | None = None
-    for op in nemesis_ops:
-        if op["type"] == "invoke":
-            pending = op
-            continue
-        invoke, pending = pending, None
-        if op["type"] == "fail":
-            continue
-        f = op["f"]
-        if is_heal(f):
-            if open_faults:
-                for start, name in open_faults:
-                    raw.append((start, max(start, op["time"]), name))
-                open_faults = []
-                heals.append(op["time"])
-        elif f in INSTANT_FS:
-            start = invoke["time"] if invoke is not None and invoke["f"] == f else op["time"]
-            raw.append((start, op["time"], f))
-        else:
-            open_faults.append((op["time"], f))
-    for start, name in open_faults:
-        raw.append((start, max(start, end_of_history), name))
-    return merge(raw), heals
+    timeline = fault_timeline(nemesis_ops, end_of_history)
+    return merge(timeline.intervals), timeline.recoveries
 
 
-def merge(raw: list[tuple[int, int, str]]) -> list[Interval]:
+def merge(raw: Iterable[tuple[int, int, str]]) -> list[Interval]:
     """Merge overlapping or touching spans; the merged span names its faults in first-seen order."""
     out: list[Interval] = []
     cur: list | None = None
@@ -101,7 +60,5 @@ def merge(raw: list[tuple[int, int, str]]) -> list[Interval]:
 
 def state_at(intervals: list[Interval], t: int) -> str:
     """``"fault"`` if ``t`` falls in one of the (sorted, merged) intervals, else ``"healthy"``."""
-    import bisect
-
     i = bisect.bisect_right([iv.start for iv in intervals], t) - 1
     return "fault" if i >= 0 and t < intervals[i].end else "healthy"

@@ -1,10 +1,10 @@
 """JSONL history -> Parquet, streamed with pyarrow in bounded memory.
 
-The converter reads the JSONL file line by line, validates each op with ``harness.history.validate_op``
+The converter reads the JSONL file line by line, validates each op with ``harness.core.history.validate_op``
 (the same rules as the Python checkers), and writes row groups of ``batch_rows`` ops, so memory holds one
 batch whatever the history's size. ``value`` is stored as its JSON text (Parquet has no "any JSON" type);
 ``line`` keeps the JSONL line number so Parquet rows keep the history's order. Ops without an index get
-their position among valid ops, as ``harness.history.iter_history`` does.
+their position among valid ops, as ``harness.core.history.iter_history`` does.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.history import iter_json_lines, validate_op
+from harness.core.history import iter_json_lines, validate_op
 from spark_analysis.errors import CorruptInput
 
 PARQUET_SCHEMA = pa.schema([

@@ -9,13 +9,13 @@ The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
     index, time     long
     type, process, f, node, error   string (process is "nemesis" or the decimal text of an int)
     value  string   the op's value as raw JSON text, parsed later according to ``f``
-    bad    string   why the line is not a valid op (harness.history.validate_op's checks), or null
+    bad    string   why the line is not a valid op (harness.core.history.validate_op's checks), or null
 
 ``(block, rid)`` orders the lines of one file exactly as in the file, without a global sort and without
 collecting anything to the driver; line numbers are derived from it only when they are needed (malformed
 lines, ops without an ``index``), from a table with one row per split.
 
-Known differences from ``harness.history.validate_op``: a non-string ``f`` (e.g. ``5``) is read as the
+Known differences from ``harness.core.history.validate_op``: a non-string ``f`` (e.g. ``5``) is read as the
 string ``"5"`` instead of being rejected, and a top-level ``process`` given as a digit string (``"3"``) is
 detected with a regular expression over the raw line (it could be fooled by a nested ``"process": "..."``
 inside a client op's value; no workload writes one).
@@ -54,7 +54,7 @@ PARQUET_FIELDS = _FIELDS + [("final", T.StringType()), ("seek", T.StringType()),
 
 @dataclass(frozen=True)
 class Malformed:
-    """One unusable input line: where it is and why (same meaning as harness.history.MalformedLine)."""
+    """One unusable input line: where it is and why (same meaning as harness.core.history.MalformedLine)."""
 
     path: str
     line: int
@@ -65,7 +65,7 @@ class Malformed:
 
 
 def _bad_reason(text: Column, j: Column) -> Column:
-    """Why a parsed line is not a valid op, mirroring harness.history.validate_op's order of checks."""
+    """Why a parsed line is not a valid op, mirroring harness.core.history.validate_op's order of checks."""
     process = j["process"]
     process_ok = (process == NEMESIS) | (
         process.rlike(r"^-?[0-9]+$") & ~text.rlike(r'"process"\s*:\s*"'))
@@ -96,7 +96,7 @@ def read_jsonl(spark: SparkSession, paths: str | list[str], run: str | None = No
     parsed = raw.withColumn("j", F.from_json(
         "text", _PARSE_SCHEMA, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}))
     run_col = F.lit(run) if run is not None else _dir_of(F.col("file"))
-    # Blank lines are skipped by harness.history too; they keep counting for line numbers (via rid).
+    # Blank lines are skipped by harness.core.history too; they keep counting for line numbers (via rid).
     parsed = parsed.where(F.trim("text") != "")
     return parsed.select(run_col.alias("run"), "file", "block", "rid",
                          *[F.col("j")[n].alias(n) for n, _ in _FIELDS],
@@ -147,7 +147,7 @@ def malformed_lines(spark: SparkSession, ops: DataFrame, limit: int = 100,
 
     ``total``: the count when the caller already has it (``scan_counts``), saving a pass.
 
-    Line numbers count every physical line (blank ones included), as harness.history does. Only the
+    Line numbers count every physical line (blank ones included), as harness.core.history does. Only the
     malformed rows and one row per split reach the driver.
     """
     bad = ops.where(F.col("bad").isNotNull())
@@ -191,7 +191,7 @@ def scan_counts(ops: DataFrame) -> tuple[int, int]:
 
 
 def with_order(spark: SparkSession, ops: DataFrame, missing_index: int | None = None) -> DataFrame:
-    """Valid ops only, with ``index`` filled in like harness.history (position among valid ops when
+    """Valid ops only, with ``index`` filled in like harness.core.history (position among valid ops when
     missing) and an order key ``seq`` (``block``, ``rid``) that is file order within each file.
 
     Filling missing indices needs a per-split count; it is computed only when some index is missing.

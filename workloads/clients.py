@@ -1,8 +1,7 @@
 """Kafka clients for the queue workload (kafka-python), one per logical process.
 
-``QueueClient`` executes ``send``, ``poll`` and ``assign`` invocations (DESIGN.md section 2 encoding) and
+``QueueClient`` executes ``send``, ``poll`` and ``assign`` invocations (docs/history-schema.md encoding) and
 classifies every outcome as ``ok``, ``fail`` (certainly did not happen) or ``info`` (may have happened):
-
 - send: ``KafkaProducer(acks='all')``, idempotent (kafka-python's default), one record to the partition
   named by the key. Success -> ``[key, [offset, value]]``. If the producer cannot even be built or the
   record never left the client (metadata unavailable before ``send`` returned), nothing reached a broker
@@ -26,12 +25,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import kafka.errors as errors
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
 READ_POLL_MS = 200
 
 
 def _errors() -> Any:
-    import kafka.errors as errors
-
     return errors
 
 
@@ -107,8 +107,6 @@ class QueueClient:
 
     def _producer_handle(self) -> Any:
         if self._producer is None:
-            from kafka import KafkaProducer
-
             budget_ms = int(self.op_timeout_s * 1000)
             acks = self.spec.get("acks", "all")
             self._producer = KafkaProducer(
@@ -152,8 +150,6 @@ class QueueClient:
     # -- consumer --------------------------------------------------------------------------------
 
     def _new_consumer(self) -> Any:
-        from kafka import KafkaConsumer
-
         budget_ms = int(self.op_timeout_s * 1000)
         return KafkaConsumer(
             bootstrap_servers=self.bootstrap,
@@ -170,8 +166,6 @@ class QueueClient:
 
     def _consumer_handle(self) -> Any:
         if self._consumer is None:
-            from kafka import TopicPartition
-
             consumer = self._new_consumer()
             consumer.assign([TopicPartition(self.topic, k) for k in self._assignment])
             self._consumer = consumer
@@ -183,8 +177,6 @@ class QueueClient:
         return dict(op, type="ok", value=records_by_key(batches), error=None)
 
     def _assign(self, op: dict) -> dict:
-        from kafka import TopicPartition
-
         keys = [int(k) for k in op["value"]]
         consumer = self._consumer_handle()
         consumer.assign([TopicPartition(self.topic, k) for k in keys])
@@ -193,7 +185,6 @@ class QueueClient:
 
     def _final_read(self, op: dict) -> dict:
         """Read every partition from the beginning up to its end offset, on a dedicated consumer."""
-        from kafka import TopicPartition
 
         deadline = time.monotonic() + self.op_timeout_s * 0.9
         keys = list(range(int(self.spec["keys"])))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.generator import Generator, QueueOps, Stagger, TimeLimit
+from harness.core.generator import Generator, Once, QueueOps, Stagger, TimeLimit
+from harness.core.workload import Workload
 from workloads.clients import QueueClient
 
 FINAL_READ = {"f": "poll", "value": None, "final": True}
@@ -28,6 +29,11 @@ def main_generator(spec: dict[str, Any]) -> Generator:
 def final_read_op() -> dict[str, Any]:
     """The invocation of one final read (every partition from the beginning)."""
     return dict(FINAL_READ)
+
+
+def final_generator(spec: dict[str, Any]) -> Generator:
+    """One attempt of the final phase: a single final read."""
+    return Once(final_read_op())
 
 
 def client_factory(spec: dict[str, Any], cluster: Any, run: Any = None,
@@ -53,3 +59,8 @@ def node_for(cluster: Any):
     """``process -> node name`` matching ``client_factory``'s choice (recorded in ops' ``node``)."""
     names = cluster.brokers()
     return lambda process: names[process % len(names)] if isinstance(process, int) else None
+
+
+WORKLOAD = Workload(name="queue", client_factory=client_factory, generator=main_generator,
+                    final_generator=final_generator, node_for=node_for)
+"""The queue workload as the runner sees it (``workloads.registry``)."""

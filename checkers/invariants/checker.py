@@ -6,15 +6,20 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
+from checkers.invariants.logs import LogViews
 from checkers.invariants.timeline import PartitionView, brief, is_controller_event, part_key
+from checkers.profiles import derive_profile
+from checkers.queue import unreached_keys
+from checkers.queue_checker import QueueFindings, find_anomalies
 
-# What each invariant reads (PROTOCOL.md section 4, "Data the checker needs"), as event kinds/attributes.
+# What each invariant reads (docs/protocol-rules.md section 4, "Checked from"), as event kinds/attributes.
 NEEDS: dict[str, str] = {
     "I1": "leader_epoch_start{replica, leo}, hwm{replica, role=leader, hwm}",
     "I2": "controller metadata_applied{isr, elr}, leo{replica, leo}|truncate{to_offset}, hwm{role=leader}",
     "I3": "controller metadata_applied{leader, leader_epoch, isr}, role, isr_proposed{maximal_isr}|isr_updated",
-    "I4": "per-replica log contents (not in the trace)",
-    "I5": "metadata logs of every broker (not in the trace)",
+    "I4": "log_summary{replica, hwm, hwm_digest, ranges} at truncations, clean stops and log recovery",
+    "I5": "replica metadata_applied{partition_epoch, isr, leader, ...} vs controller metadata_applied; "
+          "metadata_offset{broker, offset} vs controller record offsets",
     "I6": "history: ok sends and final-phase polls (final: true)",
     "I7": "history: consumer reads (offset -> value)",
     "I8": "controller metadata_applied{isr, elr, last_known_elr}; spec min_isr; variant kip966",
@@ -25,10 +30,11 @@ NEEDS: dict[str, str] = {
     "I13": "controller registered{broker, broker_epoch, previous_broker_epoch}, leo{replica}, controller metadata_applied, hwm",
     "I14": "history: ok sends with offsets; hwm{role=leader} (key k = partition k of the run's topic)",
     "I15": "history: sends and polls; hwm{role=leader} for reads above the True HWM",
-    "I16": "per-replica log contents with epochs (not in the trace)",
+    "I16": "log_summary{replica, ranges: [epoch, start, end, range digest, prefix digest]}",
 }
-NOT_COVERED = {"I4": NEEDS["I4"], "I5": NEEDS["I5"], "I16": NEEDS["I16"]}
-LOSS_INVARIANTS = ("I1", "I2", "I6", "I7", "I13", "I15")
+# Invariants no trace can show (reported as "not observable" and left out of the verdict): none left.
+NOT_COVERED: dict[str, str] = {}
+LOSS_INVARIANTS = ("I1", "I2", "I4", "I6", "I7", "I13", "I15")
 MAX_VIOLATIONS = 20
 
 
@@ -51,22 +57,54 @@ class _Results:
                                          "ops": list(ops)})
 
 
-def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, PartitionView]:
-    variant = spec.get("variant", "kip966")
-    min_isr = spec.get("min_isr")
-    parts: dict[tuple, PartitionView] = defaultdict(PartitionView)
-    fenced: set = set()
-    last_epoch = None
-    seen_epochs: dict[Any, tuple] = {}
-    local_epochs: dict[tuple, tuple[int, int, dict]] = {}
-    restarted: dict[Any, dict] = {}                 # broker -> registration event (I13)
-    down: set = set()  # brokers between their startup (log recovery) and their next registration: not run(b)
-    incomplete: dict[tuple, dict] = {}              # (part, broker) -> low leo event after a restart (I13)
+class TraceSweep:
+    """The trace checks as a sweep fed one event at a time, in time order: ``check_invariants`` feeds a
+    whole trace, the deterministic simulator feeds each step's events and reads ``violations`` after it."""
 
-    for ev in events:
+    def __init__(self, spec: dict | None = None) -> None:
+        self.spec = spec or {}
+        self.res = _Results()
+        self.events = 0
+        self.variant = self.spec.get("variant", "kip966")
+        self.min_isr = self.spec.get("min_isr")
+        self.parts: dict[tuple, PartitionView] = defaultdict(PartitionView)
+        self.fenced: set = set()
+        self.last_epoch: tuple | None = None
+        self.seen_epochs: dict[Any, tuple] = {}
+        self.local_epochs: dict[tuple, tuple[int, int, dict]] = {}
+        self.restarted: dict[Any, dict] = {}            # broker -> registration event (I13)
+        self.down: set = set()  # brokers between their startup (log recovery) and their next registration
+        self.incomplete: dict[tuple, dict] = {}         # (part, broker) -> low leo event after a restart (I13)
+        self.logs = LogViews()                           # I4, I5, I16
+
+    @property
+    def violations(self) -> int:
+        """How many violations (of any invariant) the events fed so far showed."""
+        return sum(self.res.counts.values())
+
+    def verdict(self, ops: list[dict] = (), trace_given: bool = True, loss_status: str = "forbidden",
+                queue: QueueFindings | None = None) -> dict[str, Any]:
+        """The ``check_invariants`` result for the events fed so far and the history ``ops`` (the history
+        checks add to the sweep's results, so ask once, at the end); ``queue``: the queue checker's
+        findings for ``ops`` when the caller has them (else the history is analysed here)."""
+        self.logs.finish(self.res)
+        return _verdict(self.res, self.parts, self.spec, list(ops), self.events, trace_given, loss_status,
+                        queue)
+
+    def feed(self, ev: dict) -> None:
+        """Take the next trace event and evaluate the invariants it can change."""
+        self.events += 1
+        variant, min_isr, res = self.variant, self.min_isr, self.res
+        parts, fenced, seen_epochs, local_epochs = self.parts, self.fenced, self.seen_epochs, self.local_epochs
+        restarted, down, incomplete = self.restarted, self.down, self.incomplete
         kind = ev.get("kind")
         ctl = is_controller_event(ev)
         pk = part_key(ev)
+        if ctl:
+            self.logs.controller_offset(ev)
+        elif kind == "metadata_offset":
+            self.logs.broker_offsets.append(ev)
+            return
         if ctl and kind in ("fenced", "unfenced", "registered") and ev.get("broker") is not None:
             b = ev["broker"]
             if kind == "unfenced":
@@ -77,14 +115,14 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
                 epoch = ev.get("broker_epoch")
                 if epoch is not None:
                     # I11: broker epochs strictly increase and are unique
-                    if last_epoch is not None and epoch <= last_epoch[0]:
-                        res.bad("I11", f"broker epoch {epoch} of broker {b} not above {last_epoch[0]}",
-                                [last_epoch[1], ev])
+                    if self.last_epoch is not None and epoch <= self.last_epoch[0]:
+                        res.bad("I11", f"broker epoch {epoch} of broker {b} not above {self.last_epoch[0]}",
+                                [self.last_epoch[1], ev])
                     elif epoch in seen_epochs and seen_epochs[epoch][0] != b:
                         res.bad("I11", f"broker epoch {epoch} reused", [seen_epochs[epoch][1], ev])
                     else:
                         res.ok("I11")
-                    last_epoch = (epoch, ev)
+                    self.last_epoch = (epoch, ev)
                     seen_epochs[epoch] = (b, ev)
                 prev = ev.get("previous_broker_epoch")
                 if prev is not None and prev != -1 and prev != epoch:
@@ -97,7 +135,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
                             incomplete[(pk2, b)] = {"registration": ev, "leo": got[1]}
                 down.discard(b)
                 res.ok("I13")  # the registration was checked: a lossy restart is followed below
-            continue
+            return
         # Log recovery at startup (per partition; the broker's lifecycle "recovered" comes after its
         # registration and is not this) marks the broker as starting up.
         if (kind == "recovered" and ev.get("partition") is not None) or (
@@ -111,18 +149,23 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
             if not ctl and kind in ("registered", "recovered") and ev.get("broker") is not None:
                 for key in [k for k in local_epochs if k[0] == ev["broker"]]:
                     del local_epochs[key]  # a restarted broker replays metadata from scratch
-            continue
+            return
         view = parts[pk]
         if ctl and kind == "metadata_applied":
+            self.logs.controller_state(pk, ev, res)
             _check_controller_state(view, ev, variant, min_isr, fenced, res)
             view.ctl = ev
             _check_members_complete(view, pk, variant, res, incomplete, trigger=ev, down=down)
             _check_quorum_superset(view, variant, min_isr, res)
-            continue
+            return
         replica = ev.get("replica")
         if replica is None:
-            continue
+            return
+        if kind == "log_summary":
+            self.logs.summary(pk, ev, res)
+            return
         if kind == "metadata_applied":
+            self.logs.replica_state(pk, ev, res)
             key = (replica, pk)
             le, pe = ev.get("leader_epoch"), ev.get("partition_epoch")
             if le is not None and pe is not None:
@@ -171,7 +214,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
         elif kind in ("leo", "truncate"):
             leo = ev.get("leo") if kind == "leo" else ev.get("to_offset")
             if leo is None:
-                continue
+                return
             view.leo[replica] = (leo, ev)
             if replica in restarted:
                 reg = restarted.pop(replica)
@@ -183,7 +226,7 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
         elif kind == "hwm":
             hwm = ev.get("hwm")
             if hwm is None:
-                continue
+                return
             if ev.get("role", "leader") == "leader":
                 le = ev.get("leader_epoch")
                 prev = view.leader_hwm.get(replica)
@@ -206,7 +249,6 @@ def _sweep(events: list[dict], spec: dict, res: _Results) -> dict[tuple, Partiti
         if kind in ("leader_epoch_start", "isr_proposed", "isr_updated", "isr_rollback", "metadata_applied") \
                 and view.ctl is not None and view.ctl.get("leader") == replica:
             _check_quorum_superset(view, variant, min_isr, res)  # I3 when the leader's own view changes
-    return parts
 
 
 def _check_controller_state(view, ev, variant, min_isr, fenced, res) -> None:
@@ -251,10 +293,12 @@ def _check_controller_state(view, ev, variant, min_isr, fenced, res) -> None:
             res.bad("I9", "K1: " + "; ".join(problems), [ev])
         else:
             res.ok("I9")
-        # I8: MinISR recovery quorum
+        # I8: MinISR recovery quorum. At least MinISR, not exactly: when one change drops several replicas
+        # below MinISR all of them enter the ELR (K2 as the TLA+ and Kafka's PartitionChangeBuilder do it),
+        # so the LKELR can outgrow MinISR; recovery stays lossless while fewer than MinISR of them lost data.
         if min_isr is not None and not isr and not elr:
-            if len(lkelr) != min_isr:
-                res.bad("I8", f"ISR and ELR empty but |LKELR {lkelr}| != MinISR {min_isr}", [ev])
+            if len(lkelr) < min_isr:
+                res.bad("I8", f"ISR and ELR empty but |LKELR {lkelr}| < MinISR {min_isr}", [ev])
             else:
                 res.ok("I8")
         elif min_isr is not None:
@@ -309,19 +353,25 @@ def _check_quorum_superset(view, variant, min_isr, res) -> None:
         res.ok("I3")
 
 
-def _history_checks(ops: list[dict], spec: dict, parts: dict, res: _Results, trace_given: bool) -> None:
-    from checkers.queue import QueueAnalysis, cached_anomalies
+def _history_checks(ops: list[dict], spec: dict, parts: dict, res: _Results, trace_given: bool,
+                    queue: QueueFindings | None) -> None:
     if not any(op.get("f") in ("send", "poll", "txn") for op in ops):
         return
-    found = cached_anomalies(ops)
-    a = QueueAnalysis(ops) if trace_given else None
+    # The kinds read here depend on no queue option, so any findings of this history serve.
+    queue = queue or find_anomalies(spec, ops, {"cycles": False})
+    found = queue.anomalies
+    a = queue.analysis if trace_given else None
     # I6 (observed): every acknowledged write is readable after the final phase
     if any(op.get("final") is True for op in ops):
-        rows = found["acked-unreadable"]
+        rows = [r for r in found["acked-unreadable"] if not r.get("unreached")]
+        unreached = unreached_keys(found["acked-unreadable"])
         for r in rows:
             res.bad("I6", f"ok send {r['value']} of key {r['key']} not readable at offset {r['offset']}",
                     ops=[r["writer"]])
-        if not rows:
+        if unreached:
+            # a write of a partition no final read reached is not known to be lost (nor kept)
+            res.notes["I6"] = f"no final read reached key(s) {unreached}: their acknowledged writes are unknown"
+        elif not rows:
             res.ok("I6")
     # I7 / I15: an offset, once read, keeps its value; realtime order of acknowledged sends
     for r in found["inconsistent-offsets"]:
@@ -381,11 +431,18 @@ def _history_checks(ops: list[dict], spec: dict, parts: dict, res: _Results, tra
 
 
 def check_invariants(spec: dict, ops: list[dict], traces: list[dict], trace_given: bool = True,
-                     loss_status: str = "forbidden") -> dict[str, Any]:
-    """Evaluate every invariant; see the package docstring for the verdict rules."""
-    res = _Results()
-    parts = _sweep(traces, spec or {}, res) if traces else {}
-    _history_checks(ops, spec or {}, parts, res, trace_given and bool(traces))
+                     loss_status: str = "forbidden", queue: QueueFindings | None = None) -> dict[str, Any]:
+    """Evaluate every invariant; see the package docstring for the verdict rules. ``queue``: the queue
+    checker's findings for ``ops`` when the caller has them (else the history is analysed here)."""
+    sweep = TraceSweep(spec)
+    for ev in traces:
+        sweep.feed(ev)
+    return sweep.verdict(ops, trace_given, loss_status, queue)
+
+
+def _verdict(res: _Results, parts: dict, spec: dict, ops: list[dict], n_events: int, trace_given: bool,
+             loss_status: str, queue: QueueFindings | None = None) -> dict[str, Any]:
+    _history_checks(ops, spec, parts, res, trace_given and bool(n_events), queue)
     out: dict[str, Any] = {}
     for inv in NEEDS:
         entry: dict[str, Any] = {"needs": NEEDS[inv]}
@@ -398,7 +455,7 @@ def check_invariants(spec: dict, ops: list[dict], traces: list[dict], trace_give
         elif res.evaluated.get(inv):
             entry.update(valid=True, evaluated=res.evaluated[inv])
         else:
-            why = res.notes.get(inv) or ("no trace given" if not traces and inv not in ("I6", "I7", "I15")
+            why = res.notes.get(inv) or ("no trace given" if not n_events and inv not in ("I6", "I7", "I15")
                                          else "the events it needs are absent")
             entry.update(valid="unknown", reason=why)
         if inv in LOSS_INVARIANTS and entry["valid"] is False and loss_status != "forbidden":
@@ -419,7 +476,7 @@ def check_invariants(spec: dict, ops: list[dict], traces: list[dict], trace_give
                                             "note": "leader_epoch_start for an epoch the controller had left"}
     # Structurally unobservable invariants are named with the reason, plainly, and left out of the verdict:
     # the trace cannot show them on any run, so they say nothing about this one.
-    return {"valid": valid, "invariants": out, "events": len(traces),
+    return {"valid": valid, "invariants": out, "events": n_events,
             "not_checkable": {k: e["reason"] for k, e in out.items() if e.get("covered") is False},
             "violated": [k for k, e in out.items() if e["valid"] is False],
             "known_issues": [k for k, e in out.items() if e.get("status") not in (None, "forbidden")]}
@@ -430,15 +487,17 @@ class InvariantChecker:
 
     name = "invariants"
 
-    def __init__(self, trace_given: bool = True):
+    def __init__(self, trace_given: bool = True, queue: QueueFindings | None = None):
+        """``queue``: the queue checker's findings for the history this checker will be given, shared so
+        the history is analysed once (``check_run``); without them ``check`` analyses it itself."""
         self.trace_given = trace_given
+        self.queue = queue
 
     def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
         """Run ``check_invariants`` with the loss status of the run's guarantee profile."""
-        from checkers.profiles import derive_profile
         has_final = any(op.get("final") is True for op in history)
         loss = derive_profile(spec, history, has_final)["statuses"]["lost-write"]
-        result = check_invariants(spec, history, traces, self.trace_given, loss)
+        result = check_invariants(spec, history, traces, self.trace_given, loss, self.queue)
         if not self.trace_given:
             result["counted"] = False
             result["reason"] = "no trace given: protocol invariants not checked (history-only parts listed)"

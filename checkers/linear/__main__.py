@@ -15,8 +15,7 @@ from checkers.linear.engine import check_partitions
 from checkers.linear.formats import load
 from checkers.linear.knossos import configured_command, run_knossos
 from checkers.linear.models import MODELS
-
-EXIT = {True: 0, False: 1, "unknown": 2}
+from harness.core.verdict import EXIT_CODES, HARNESS_ERROR, word_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all-keys", action="store_true", help="keep searching after a non-linearizable key")
     p.add_argument("--knossos", default=None, help="run this knossos command instead (or KRAFTCHECK_KNOSSOS)")
     args = p.parse_args(argv)
-    # The history's ops and the search's memo are millions of objects without reference cycles: with the
-    # collector on, its full passes over them took about 40 % of a 1 M-op check (40 s -> 23 s without).
+    # The history's ops and the search's memo are millions of objects without reference cycles: the
+    # collector's full passes over them would cost a large share of a big check and free nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -42,13 +41,13 @@ def main(argv: list[str] | None = None) -> int:
             result = check_partitions(model, parts, args.time_limit, all_keys=args.all_keys)
     except (OSError, ValueError, KeyError) as exc:
         print(json.dumps({"valid": "unknown", "error": f"{type(exc).__name__}: {exc}"}))
-        return 255
+        return EXIT_CODES[HARNESS_ERROR]
     finally:
         if collecting:
             gc.enable()
     result["file"] = args.file
     print(json.dumps(result, default=str))
-    return EXIT[result["valid"]]
+    return EXIT_CODES[word_of(result["valid"])]
 
 
 if __name__ == "__main__":

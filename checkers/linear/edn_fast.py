@@ -1,4 +1,4 @@
-"""A small, fast reader for the EDN subset Jepsen histories use (edn_format is ~1000x slower).
+"""A small, fast reader for the EDN subset Jepsen histories use (edn_format is an order of magnitude slower).
 
 Supports maps, vectors, lists, sets, keywords (read as their name without the colon), strings, integers,
 floats, ``nil``, ``true``, ``false``, symbols (as strings) and commas as whitespace. Anything else (tagged
@@ -41,40 +41,50 @@ def _string(tok: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESC.get(m.group(1), m.group(1)), body)
 
 
+_MISSING = object()
+# Atoms repeat all through a history (keywords such as :type and :ok, small offsets): each is read once.
+_ATOMS: dict[str, Any] = {}
+
+
 def loads_all(text: str) -> list[Any]:
     """Every top-level EDN value in ``text``."""
     out: list[Any] = []
     stack: list[tuple[str, list]] = []
+    items = out
+    atoms = _ATOMS
     pos = 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            if text[pos:].strip(" \t\r\n,") == "":
-                break
+    for m in _TOKEN.finditer(text):
+        if m.start() != pos:  # text no token starts with was skipped
             raise ValueError(f"cannot parse EDN at offset {pos}")
         pos = m.end()
-        if m.group("open"):
-            stack.append((m.group("open"), []))
+        kind = m.lastgroup
+        if kind == "atom":
+            tok = m.group("atom")
+            value = atoms.get(tok, _MISSING)
+            if value is _MISSING:
+                value = _atom(tok)
+                if len(atoms) < 100_000:
+                    atoms[tok] = value
+        elif kind == "open":
+            stack.append((m.group("open"), items))
+            items = []
             continue
-        if m.group("close"):
+        elif kind == "close":
             if not stack:
                 raise ValueError("unbalanced EDN")
-            kind, items = stack.pop()
-            if kind == "{":
+            opened, parent = stack.pop()
+            if opened == "{":
                 if len(items) % 2:
                     raise ValueError("odd map")
-                value: Any = {_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+                value = {_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
             else:
                 value = items
-        elif m.group("str") is not None:
+            items = parent
+        else:
             value = _string(m.group("str"))
-        else:
-            value = _atom(m.group("atom"))
-        if stack:
-            stack[-1][1].append(value)
-        else:
-            out.append(value)
+        items.append(value)
+    if text[pos:].strip(" \t\r\n,"):
+        raise ValueError(f"cannot parse EDN at offset {pos}")
     if stack:
         raise ValueError("unterminated EDN collection")
     return out

@@ -8,6 +8,20 @@ from typing import Any
 from checkers.linear.models import MODELS
 from checkers.linear.wgl import check_operations
 
+STATE_TAIL = 20
+
+
+def state_json(state: Any) -> Any:
+    """A model state as JSON for reports: a log as its length and last ``STATE_TAIL`` values, a value as
+    itself when JSON can hold it, anything else as its repr."""
+    if hasattr(state, "vals") and hasattr(state, "__len__"):
+        return {"length": len(state), "tail": state.lst[max(0, len(state) - STATE_TAIL):len(state)]}
+    if state is None or isinstance(state, bool | int | float | str):
+        return state
+    if isinstance(state, tuple | list):
+        return [state_json(s) for s in state]
+    return repr(state)
+
 
 def check_partitions(model_name: str, parts: dict[Any, list], time_limit_s: float | None = None,
                      all_keys: bool = False) -> dict:
@@ -38,6 +52,7 @@ def check_partitions(model_name: str, parts: dict[Any, list], time_limit_s: floa
             info["reason"] = res.reason
             info["linearized"] = res.linearized
             info["stuck_ops"] = [r for r in res.stuck if r is not None][:20]
+            info["last_states"] = [state_json(s) for s in res.stuck_states]
         keys[str(k)] = info
         verdicts.append(res.valid)
         if res.valid is False and not all_keys:

@@ -1,6 +1,6 @@
 """Readers that turn history files into per-key lists of ``wgl.Operation`` for one model.
 
-Formats: ``jsonl`` (our schema, DESIGN.md section 2), ``edn`` (Jepsen ``history.edn``: one op map per line
+Formats: ``jsonl`` (our schema, docs/history-schema.md), ``edn`` (Jepsen ``history.edn``: one op map per line
 or one vector of maps; also porcupine's kv histories, which carry ``:key``), ``etcd-log`` (the Jepsen etcd
 logs of porcupine's corpus, read with porcupine's rules: an unmatched completion line such as ``:info
 :write :timed-out`` leaves the op open until the end; ``:fail :read :timed-out`` completes a read with an
@@ -140,9 +140,17 @@ def to_partitions(ops: list[dict], model: str) -> dict[Any, list[Operation]]:
     return dict(parts)
 
 
+def _is_mops(x: Any) -> bool:
+    """Jepsen's encoding: a send/poll op whose value is a micro-op list, read like a txn."""
+    return isinstance(x, list) and bool(x) and all(isinstance(m, list) and m and m[0] in ("send", "poll")
+                                                   for m in x)
+
+
 def _queue_ops(parts, inv, comp, ctype, call, ret, ref) -> None:
     f = inv["f"]
     cval = comp.get("value") if comp is not None else None
+    if f in ("send", "poll") and (_is_mops(cval) or _is_mops(inv.get("value"))):
+        f = "txn"
     if f == "send":
         src = cval if ctype == "ok" and isinstance(cval, list) and len(cval) == 2 else inv.get("value")
         mops = [["send", src[0], src[1]]] if isinstance(src, list) and len(src) == 2 else []

@@ -20,6 +20,7 @@ class Operation:
 
 
 INF = float("inf")
+MAX_STUCK_STATES = 4
 ANY_STATE = object()  # ``_Entry.wants`` of an op that may be legal in more than one state
 
 
@@ -51,6 +52,7 @@ class SearchResult:
     linearized: int = 0
     total: int = 0
     stuck: list = field(default_factory=list)
+    stuck_states: list = field(default_factory=list)
 
 
 def _event_order(ops: list[Operation]) -> list[tuple[bool, int]]:
@@ -161,6 +163,7 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     explored = 0
     best = 0
     best_stuck: list = []
+    best_states: list = []  # distinct model states at the deepest dead ends: where a reader looks first
     step = model.step
     # An op that never changes the state (a read, a poll, a failed cas) and is legal now can be taken now
     # in any linearization from here that takes it later (nothing it could be moved past sees a
@@ -170,7 +173,7 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
     while head.next is not None:
         explored += 1
         if deadline is not None and not explored & 0x3FF and time.monotonic() > deadline:
-            return SearchResult("unknown", explored, "time limit reached", best, n, best_stuck)
+            return SearchResult("unknown", explored, "time limit reached", best, n, best_stuck, best_states)
         if entry.is_call:
             twin = entry.twin_before
             if twin >= base and not (mask >> (twin - base)) & 1:
@@ -209,14 +212,17 @@ def check_operations(model, ops: list[Operation], deadline: float | None = None)
             if count > best or not best_stuck:
                 best = count
                 best_stuck = [entry.op.ref]
+                best_states = [state]
                 e = head.next
                 while e is not None and e is not entry and len(best_stuck) < 20:
                     if e.is_call:
                         best_stuck.append(e.op.ref)
                     e = e.next
+            elif count == best and len(best_states) < MAX_STUCK_STATES and state not in best_states:
+                best_states.append(state)
         while True:  # backtrack to the last choice that may be undone
             if not stack:
-                return SearchResult(False, explored, "no linearization", best, n, best_stuck)
+                return SearchResult(False, explored, "no linearization", best, n, best_stuck, best_states)
             entry, state, base, mask = stack.pop()
             count -= 1
             _unlift(entry)

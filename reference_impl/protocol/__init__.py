@@ -22,18 +22,27 @@ The controller side follows Apache Kafka's QuorumController design:
 The replica side (``replica``, ``log``, ``divergence``, ``producer_state``, ``broker``, ``metadata_image``) turns
 fetches, produce requests and materialized metadata into log, HWM and ISR decisions (L*, F*, T*, B*).
 
+The work a node does around these objects is here too, so the asyncio servers and the deterministic
+simulator (``simulator``) run the same code: ``controller_loop`` (commit = replay + trace events, timer
+rounds), ``broker_session`` (registration, heartbeat cadence, the metadata pull with B2's initial
+catch-up, L1's produce gate, the clean-shutdown marker epoch), ``follower_fetch`` (per-leader fetch
+rounds, F1/F2 for lost fetches), ``isr_loop`` (the ISR timer and lost AlterPartitions) and
+``trace_events`` (the events nodes report besides the replicas' own).
+
 What it does not see: the network, disks and time. Durability (C1's commit, B4's flush) and delivery are the
 server's job; this core states what must be durable before which answer.
 
-Where the seeds, PROTOCOL.md and Apache Kafka disagree, the choice is in the implementing docstring:
-completion rule 5.8(i) (``partition_change.CompletionRule``, seed's MinISR rule by default), merged replica
-order (``reassignment`` module docstring, seed 000's order), LKELR contents (``elr.next_elr``), re-targeting a
-reassignment in progress (allowed, as in Kafka; C16's "one at a time" holds because the new one replaces the
-old atomically), and the seed 000 example 2 leader (``tests/.../test_reassignment_seed000.py``).
+Where the sources (docs/protocol-rules.md section 7) and Apache Kafka disagree, the choice is in the
+implementing docstring: completion rule 5.8(i) (``partition_change.CompletionRule``, seed's MinISR rule by
+default), replica order during a reassignment (``reassignment`` module docstring, Kafka's order), LKELR
+contents (``elr.next_elr``), re-targeting a reassignment in progress (allowed, as in Kafka; C16's "one at a
+time" holds because the new one replaces the old atomically), and the seed 000 example 2 leader
+(``tests/.../test_reassignment_seed000.py``). ``docs/kafka-differences.md`` lists every place where the
+seeds' behaviour is kept over Kafka's.
 
-Rule map: PROTOCOL.md rule -> implementing function
+Rule map: rule of docs/protocol-rules.md -> implementing function
 ===================================================
-Controller (owned by the controller engineer)
+Controller side
 
 ====  =======================================================================================================
 C1    ``Controller`` contract: handlers never mutate, ``Controller.replay`` applies committed records only;
@@ -52,7 +61,8 @@ C10   ``Controller._remove_broker``, ``Controller._elect_leaderless``, ``Partiti
 C11   ``PartitionChangeBuilder._elect`` (keep a valid leader, else ISR ∩ acceptable in replica order)
 C12   ``PartitionChangeBuilder._elect`` (Election.UNCLEAN), ``Controller.maybe_unclean_elect``,
       ``Controller.elect_leaders``
-C13   ``Controller.alter_partition`` + ``Controller._validate_alter_partition`` (Kafka's order and codes)
+C13   ``Controller.alter_partition`` + ``Controller._validate_alter_partition`` (Kafka's order and codes, in
+      the form each AlterPartition version 0-3 knows: ``alter_partition_error_for_version``)
 C14   ``Controller._validate_alter_partition`` (INELIGIBLE_REPLICA)
 C15   ``Controller.alter_partition`` (ISR <- proposal via the builder)
 C16   ``reassignment.validate_target``, ``Controller._validate_reassignment``
@@ -80,11 +90,10 @@ K11   explanatory (no code): the leader's Maximal ISR may miss ELR members (repl
 K12   ``elr.next_elr`` (ELR minus the new ISR)
 ====  =======================================================================================================
 
-Replica side -- BEGIN REPLICA SECTION (owned and edited by the replica engineer)
+Replica side
 
-Status: all L, F, T and B rules are implemented; tests are in ``tests/reference_impl/protocol/``
-(``test_replica_scenarios`` = PROTOCOL.md 6 scenarios, ``test_replica_isr`` = L12-L16 with each L14/L15
-condition failing alone, ``test_divergence`` = 6.6 cases A-H, ``test_replica_property`` = hypothesis
+Tests are in ``tests/reference_impl/protocol/`` (``test_replica_scenarios`` = docs/protocol-rules.md 6 scenarios, ``test_replica_isr`` = L12-L16 with each
+L14/L15 condition failing alone, ``test_divergence`` = 6.6 cases A-H, ``test_replica_property`` = hypothesis
 interleavings, plus ``test_log``, ``test_producer_state``, ``test_metadata_image``, ``test_broker``).
 
 ====  =======================================================================================================
@@ -135,8 +144,6 @@ B4    ``broker.BrokerLifecycle.shutdown_complete`` (marker epoch), ``PartitionRe
       HWM checkpoint, nacks); ``crash`` for unclean stops; page-cache loss is the server's/FUSE's business
 B5    ``replica.PartitionReplica.__init__`` (no truncation at boot; HWM from the checkpoint)
 ====  =======================================================================================================
-
-END REPLICA SECTION
 """
 
 from .controller import Controller, ControllerConfig, ControllerResult

@@ -1,4 +1,4 @@
-"""Broker lifecycle B1-B5 as a sans-IO state machine (PROTOCOL.md 1.3, 2.5; K4 for the marker epoch).
+"""Broker lifecycle B1-B5 as a sans-IO state machine (docs/protocol-rules.md 1.3, 2.5; K4: the marker).
 
 States: OFFLINE -> STARTING -> RECOVERY -> RUNNING -> PENDING_CONTROLLED_SHUTDOWN -> OFFLINE. The
 transitions are the table ``TRANSITIONS`` (event -> allowed source states -> target), so the machine can

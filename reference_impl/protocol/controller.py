@@ -80,6 +80,24 @@ INT_MAX = 2**31 - 1
 
 UNCLEAN_RECOVERY_STRATEGIES = ("balanced", "proactive", "manual")
 
+# AlterPartition versions served, as Kafka 3.5-3.9: v2 (KIP-841) names topics by id and brought
+# INELIGIBLE_REPLICA, NEW_LEADER_ELECTED and UNKNOWN_TOPIC_ID; v3 (KIP-903) carries broker epochs.
+ALTER_PARTITION_VERSIONS = range(0, 4)
+_ERRORS_BEFORE_KIP_841 = {
+    Errors.INELIGIBLE_REPLICA: Errors.OPERATION_NOT_ATTEMPTED,
+    Errors.NEW_LEADER_ELECTED: Errors.FENCED_LEADER_EPOCH,
+}
+
+
+def alter_partition_error_for_version(err: KafkaError, request_version: int) -> KafkaError:
+    """The error Kafka's ReplicationControlManager answers an AlterPartition of ``request_version`` with:
+    before v2 a client cannot decode INELIGIBLE_REPLICA or NEW_LEADER_ELECTED, so it gets
+    OPERATION_NOT_ATTEMPTED and FENCED_LEADER_EPOCH instead (both make the leader roll back, L16, and wait
+    for the metadata)."""
+    if request_version < 2 and err.code in _ERRORS_BEFORE_KIP_841:
+        return error(_ERRORS_BEFORE_KIP_841[err.code], err.message)
+    return err
+
 
 @dataclass
 class ControllerConfig:
@@ -89,7 +107,7 @@ class ControllerConfig:
     elr_enabled: bool = False             # protocol.variant = kip966 (K1-K12)
     unclean_election: bool = False        # unclean.leader.election.enable (C12)
     session_timeout_ms: int = 9000        # broker.session.timeout.ms (C6)
-    completion_rule: CompletionRule = CompletionRule.MIN_ISR  # C17 / PROTOCOL.md 5.8(i)
+    completion_rule: CompletionRule = CompletionRule.MIN_ISR  # C17 / docs/protocol-rules.md 5.8(i)
     incremental_reassignment: bool = False  # KIP-435 mode instead of all-at-once
     parallel_replica_count: int = INT_MAX
     parallel_partition_count: int = INT_MAX
@@ -106,7 +124,7 @@ class ControllerConfig:
 
 @dataclass
 class BrokerRegistration:
-    """The controller's view of one broker (PROTOCOL.md 1.2)."""
+    """The controller's view of one broker (docs/protocol-rules.md 1.2)."""
 
     broker_id: int
     incarnation_id: str
@@ -550,29 +568,41 @@ class Controller:
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, partition_id: int, *,
                         leader_epoch: int, partition_epoch: int,
                         new_isr: Sequence[int | tuple[int, int]],
-                        leader_recovery_state: str = RECOVERED) -> ControllerResult:
+                        leader_recovery_state: str = RECOVERED,
+                        request_version: int = ALTER_PARTITION_VERSIONS[-1]) -> ControllerResult:
         """An AlterPartition from the leader for one partition, checked in Apache Kafka's order:
-        STALE_BROKER_EPOCH (sender), UNKNOWN_TOPIC_OR_PARTITION, NOT_CONTROLLER (request epochs ahead of
-        ours), FENCED_LEADER_EPOCH, INVALID_REQUEST (not the leader), INVALID_UPDATE_VERSION (stale PE, C13),
-        INVALID_REQUEST (ISR not within replicas / without the leader / recovery-state misuse), then
-        INELIGIBLE_REPLICA (C14: unregistered, shutting down, fenced or epoch mismatch). On success the ISR
-        becomes the proposal (C15) and a reassignment may complete (C19); if that moves the leadership away
-        the answer is NEW_LEADER_ELECTED (the change is still committed). ``new_isr`` items are broker ids or
-        ``(broker_id, broker_epoch)`` with -1 = not checked."""
-        reg = self.brokers.get(broker_id)
-        if reg is None or reg.epoch != broker_epoch:
+        STALE_BROKER_EPOCH (sender), UNKNOWN_TOPIC_ID (v2+; before: UNKNOWN_TOPIC_OR_PARTITION) for an
+        unknown topic, UNKNOWN_TOPIC_OR_PARTITION for an unknown partition, NOT_CONTROLLER (request epochs
+        ahead of ours), FENCED_LEADER_EPOCH, INVALID_REQUEST (not the leader), INVALID_UPDATE_VERSION (stale
+        PE, C13), INVALID_REQUEST (ISR not within replicas / without the leader / recovery-state misuse),
+        then INELIGIBLE_REPLICA (C14: unregistered, shutting down, fenced or epoch mismatch). On success the
+        ISR becomes the proposal (C15) and a reassignment may complete (C19); if that moves the leadership
+        away the answer is NEW_LEADER_ELECTED (the change is still committed). Requests older than v2 get
+        those two errors in their older form (``alter_partition_error_for_version``). ``topic`` is a name or
+        an id; ``new_isr`` items are broker ids or ``(broker_id, broker_epoch)`` with -1 = not checked (all
+        members are -1 before v3)."""
+        if request_version not in ALTER_PARTITION_VERSIONS:
             return ControllerResult([], AlterPartitionResponse(error(
-                Errors.STALE_BROKER_EPOCH, f"broker {broker_id} epoch {broker_epoch} is not registered")))
+                Errors.UNSUPPORTED_VERSION, f"AlterPartition v{request_version}")))
+        stale = self.check_broker_epoch(broker_id, broker_epoch)
+        if not stale.ok:
+            return ControllerResult([], AlterPartitionResponse(stale))
         info = self._topic(topic)
-        p = None if info is None else info.partitions.get(partition_id)
-        if info is None or p is None:
+        if info is None:
+            unknown = Errors.UNKNOWN_TOPIC_ID if request_version >= 2 else Errors.UNKNOWN_TOPIC_OR_PARTITION
+            return ControllerResult([], AlterPartitionResponse(error(unknown, f"topic {topic}")))
+        p = info.partitions.get(partition_id)
+        if p is None:
             return ControllerResult([], AlterPartitionResponse(error(Errors.UNKNOWN_TOPIC_OR_PARTITION)))
         states = [(m, -1) if isinstance(m, int) else (int(m[0]), int(m[1])) for m in new_isr]
+        if request_version < 3:
+            states = [(b, -1) for b, _ in states]  # before KIP-903 the request carries no broker epochs
         isr = [b for b, _ in states]
         problem = self._validate_alter_partition(broker_id, p, leader_epoch, partition_epoch, isr, states,
                                                  leader_recovery_state)
         if not problem.ok:
-            return ControllerResult([], AlterPartitionResponse(problem))
+            return ControllerResult([], AlterPartitionResponse(alter_partition_error_for_version(
+                problem, request_version)))
         tp = (info.name, partition_id)
         builder = self._builder(tp).set_target_isr(isr).set_target_leader_recovery_state(leader_recovery_state)
         if self.unclean_enabled(info.name):
@@ -583,10 +613,19 @@ class Controller:
         if record is not None and record.leader not in (NO_LEADER_CHANGE, broker_id):
             # C19 + Kafka: the change completed a reassignment that removed this leader; the change is
             # committed, but the old leader must wait for the metadata.
-            err = error(Errors.NEW_LEADER_ELECTED, f"leadership moved to {after.leader}")
+            err = alter_partition_error_for_version(
+                error(Errors.NEW_LEADER_ELECTED, f"leadership moved to {after.leader}"), request_version)
         return ControllerResult([] if record is None else [record], AlterPartitionResponse(
             err, after.leader, after.leader_epoch, after.partition_epoch, tuple(after.isr),
             after.leader_recovery_state), builder.trace)
+
+    def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> KafkaError:
+        """STALE_BROKER_EPOCH unless ``broker_epoch`` is the broker's registered epoch (Kafka's
+        ClusterControlManager.checkBrokerEpoch: a whole AlterPartition request fails on it, C13)."""
+        reg = self.brokers.get(broker_id)
+        if reg is None or reg.epoch != broker_epoch:
+            return error(Errors.STALE_BROKER_EPOCH, f"broker {broker_id} epoch {broker_epoch} is not registered")
+        return OK
 
     def _validate_alter_partition(self, broker_id: int, p: PartitionState, leader_epoch: int,
                                   partition_epoch: int, isr: list[int], states: list[tuple[int, int]],
@@ -667,13 +706,15 @@ class Controller:
 
     def _reassign(self, tp: TopicPartition, target: list[int], allow_rf_change: bool,
                   validate: bool = True) -> tuple[KafkaError, list[Any]]:
-        """C16 validation, then C18: a single change if C17 already holds, else the grow phase."""
+        """C16 validation, then C18: a single change if C17 already holds, else the grow phase. Re-targeting
+        a reassignment in progress merges against the current (merged) replicas and keeps the replicas it was
+        adding that the new target keeps in ``adding`` (``reassignment`` module docstring)."""
         if validate:
             problem = self._validate_reassignment(tp, target, allow_rf_change)
             if not problem.ok:
                 return problem, []
         p = self.topics[tp[0]].partitions[tp[1]]
-        merged = merged_assignment(p.replicas, target)
+        merged = merged_assignment(p.replicas, target, p.adding)
         builder = (self._builder(tp).set_target_replicas(merged.replicas)
                    .set_target_adding(merged.adding).set_target_removing(merged.removing))
         record = builder.build()

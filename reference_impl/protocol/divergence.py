@@ -4,7 +4,7 @@ Everything here is a pure function of a log's epoch cache, given as a sorted seq
 ``(epoch, start_offset)`` pairs (one pair per epoch that has records, the same data Kafka keeps in
 ``leader-epoch-checkpoint``), and of the log end offset. Keeping it pure lets the same code serve the
 in-memory log, the server's segment log and the simulator, and lets tests state the catalog cases of
-PROTOCOL.md 6.6 as plain lists.
+docs/protocol-rules.md 6.6 as plain lists.
 
 Epochs are Kafka's: ``NO_EPOCH`` (-1) stands for "no epoch" (an empty log's last epoch, or a fetch that
 carries no last-fetched epoch, in which case no divergence check runs, as in Kafka). Offsets are 0-based and

@@ -17,7 +17,7 @@ Conventions (all Kafka's):
 - the epoch cache maps each epoch that has records to the offset of its first record, is rebuilt by
   truncation, and answers EndOffsetForEpoch through ``divergence.end_offset_for_epoch`` (L11);
 - the HWM checkpoint is the value last written with ``checkpoint_high_watermark`` (what a restarted replica
-  starts from; it may be stale, PROTOCOL.md 5.7).
+  starts from; it may be stale, docs/protocol-rules.md 5.7).
 """
 
 from __future__ import annotations

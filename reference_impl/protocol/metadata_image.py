@@ -3,8 +3,8 @@
 The broker copies the controller's metadata log (I5) and applies it a **batch** at a time, like Kafka's
 ``MetadataImage`` + ``MetadataDelta``: the records of one batch are replayed onto the image, and only then
 are the partitions compared with their state before the batch. A partition's role transition is decided on
-that **materialized** state, so intermediate states inside one batch are never seen (PROTOCOL.md 2.4,
-scenario 25: LE2 with leader 2 and LE3 with leader 1 in one batch look like a single change to LE3).
+that **materialized** state, so intermediate states inside one batch are never seen (docs/protocol-rules.md
+2.4, scenario 25: LE2 with leader 2 and LE3 with leader 1 in one batch look like a single change to LE3).
 
 ``MetadataDelta.transitions_for(broker_id)`` classifies each changed partition for one broker with the rule
 that applies (T1-T6, or ``new`` for a partition the broker hosts for the first time); the server then calls
@@ -37,7 +37,7 @@ from reference_impl.protocol.records import (
     UnfenceBrokerRecord,
 )
 
-# Transition labels (PROTOCOL.md 2.4)
+# Transition labels (docs/protocol-rules.md 2.4)
 NEW = "new"
 T1_REMOVED = "T1"
 T2_LEADER_SAME_EPOCH = "T2"

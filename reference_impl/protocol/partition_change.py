@@ -41,10 +41,11 @@ class Election(enum.Enum):
 
 
 class CompletionRule(enum.Enum):
-    """C17's size condition on the final ISR (PROTOCOL.md 5.8(i))."""
+    """C17's size condition on the final ISR (docs/protocol-rules.md 5.8(i)); docs/kafka-differences.md
+    compares both with Apache Kafka's rules, which changed across releases."""
 
     MIN_ISR = "min_isr"      # seed 000 4.2, v3.5 TLA+ and K966: final ISR >= MinISR (the default)
-    NON_EMPTY = "non_empty"  # v3.5 prose and Apache Kafka's PartitionReassignmentReplicas: final ISR != []
+    NON_EMPTY = "non_empty"  # v3.5 prose, and Kafka 3.0-3.7's PartitionReassignmentReplicas: final ISR != []
 
 
 def reassignment_completion(

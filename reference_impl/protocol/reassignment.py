@@ -2,17 +2,30 @@
 
 - ``validate_target`` (C16 + Kafka's ``validateManualPartitionAssignment``) and ``check_rf_change``
   (KIP-860, seed 003) return Kafka errors as values.
-- ``merged_assignment`` computes the grow phase (C18): replicas = current ∪ target, adding, removing.
+- ``merged_assignment`` computes the grow phase (C18): replicas = target ∪ current, adding, removing.
 - ``revert_assignment`` computes a cancel (C21).
 - ``plan_next_step`` / ``plan_steps`` are KIP-435's incremental planner (seed 002) and ``collect_batch``
   its batch collector across partitions.
 
-Replica order inside the merged set (seed 000 section 4.4.1 shows [1, 2, 3] -> [1, 2, 4] growing to
-[1, 2, 3, 4]): the target list, with each removed replica inserted back at its original index. Apache
-Kafka appends the removed replicas after the target instead ([1, 2, 4, 3]); we follow the seed, which
-the issue asks for where a seed states a behaviour. Both orders keep the target's order among the target
-replicas, so the completion (merged minus removing) is exactly the requested target, and the preferred
-leader of the final assignment is the one the operator asked for (seed 002: "requested order is matched").
+Replica order during a reassignment is Apache Kafka's (``PartitionReassignmentReplicas``): ``replicas`` is
+the target in the order requested, followed by the replicas being removed in ascending order; ``adding``
+and ``removing`` are ascending. The first replica is the preferred leader, so while a move is in progress
+a preferred election already favours the operator's new first replica, and the completion (replicas
+minus removing) is exactly the requested target in its order (seed 002: "requested order is matched").
+Seed 000's examples print the merged list in another order ([1, 2, 3] -> [1, 2, 4] grows to
+[1, 2, 3, 4] there, [1, 2, 4, 3] here); the seeds say nothing about order, so their lists are read as
+sets (docs/kafka-differences.md).
+
+Re-targeting a reassignment in progress (Kafka allows it; C16's "one at a time" holds because the new
+one replaces the old in one change) starts from the merged replica set, as Kafka does, so a replica the
+old reassignment was adding and the new target drops becomes ``removing``. A replica the old one was
+adding and the new target keeps stays in ``adding``: it is still not one of the original replicas and
+may still be catching up, and C17 completes only once every ``adding`` replica is in the ISR. (Kafka
+recomputes ``adding`` from the merged set and drops it, which is safe there only because Kafka 3.8+
+completes once *every* target replica is in the ISR; under the seeds' rule it would let the move
+complete without that replica.) The state keeps no memory of where a ``removing`` replica came from, so a
+replica one re-target dropped and a later one takes back counts as a replica the partition had, not as
+an added one (as in Kafka's ``originalReplicas()``).
 """
 
 from __future__ import annotations
@@ -83,16 +96,15 @@ class MergedAssignment:
     removing: list[int]
 
 
-def merged_assignment(current: Sequence[int], target: Sequence[int]) -> MergedAssignment:
-    """C18 grow: replicas = current ∪ target (order: module docstring), adding = target ∖ current,
-    removing = current ∖ target."""
+def merged_assignment(current: Sequence[int], target: Sequence[int],
+                      in_progress_adding: Iterable[int] = ()) -> MergedAssignment:
+    """C18 grow in Kafka's order (module docstring): replicas = target + (current ∖ target) ascending,
+    adding = (target ∖ current) ∪ (``in_progress_adding`` ∩ target) ascending, removing = current ∖ target
+    ascending. ``in_progress_adding`` is the ``adding`` set of a reassignment being re-targeted."""
     target_set, current_set = set(target), set(current)
-    merged = list(target)
-    removing = [r for r in current if r not in target_set]
-    for r in removing:
-        merged.insert(min(list(current).index(r), len(merged)), r)
-    adding = [r for r in target if r not in current_set]
-    return MergedAssignment(merged, adding, removing)
+    removing = sorted(current_set - target_set)
+    adding = sorted((target_set - current_set) | (set(in_progress_adding) & target_set))
+    return MergedAssignment([*target, *removing], adding, removing)
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ RECORD_TYPES: dict[str, type] = {
 
 @dataclass
 class PartitionState:
-    """The controller's (and a broker's materialized) state of one partition (PROTOCOL.md 1.1)."""
+    """The controller's (and a broker's materialized) state of one partition (docs/protocol-rules.md 1.1)."""
 
     replicas: list[int]
     isr: list[int]
@@ -178,7 +178,7 @@ class PartitionState:
         return PartitionState(**{k: (list(v) if isinstance(v, list) else v) for k, v in self.as_dict().items()})
 
     def as_dict(self) -> dict[str, Any]:
-        """The state as a JSON-ready dict with DESIGN.md section 8's field names."""
+        """The state as a JSON-ready dict with the field names of docs/conformance.md."""
         return {f.name: (list(getattr(self, f.name)) if isinstance(getattr(self, f.name), list)
                          else getattr(self, f.name)) for f in dataclasses.fields(self)}
 

@@ -1,4 +1,4 @@
-"""One partition replica on one broker: leader and follower logic (PROTOCOL.md 1.4-1.6, L*, F*, T*).
+"""One partition replica on one broker: leader and follower logic (docs/protocol-rules.md 1.4-1.6, L, F, T).
 
 A ``PartitionReplica`` owns a ``Log`` and the replica's view of the partition. It is sans-IO: the server
 calls one method per event (metadata applied, produce, follower fetch received, fetch reply received, ISR
@@ -34,6 +34,7 @@ from typing import Any
 from reference_impl.protocol.divergence import diverging_epoch, truncation_offset
 from reference_impl.protocol.errors import OK, Errors, InvariantViolation, KafkaError, error
 from reference_impl.protocol.log import Log, LogBatch
+from reference_impl.protocol.log_summary import log_summary
 from reference_impl.protocol.producer_state import ProducerStateManager
 from reference_impl.protocol.records import NO_LEADER, PartitionState
 from reference_impl.protocol.replica_messages import (
@@ -61,6 +62,18 @@ LEADER = "leader"
 FOLLOWER = "follower"
 NO_ROLE = "none"
 DELETED = "deleted"
+
+# L16: AlterPartition errors by what they say about the change (Kafka's Partition.handleAlterPartitionError).
+# These come from checks the controller makes before it commits anything: the change was certainly not
+# applied, so the Maximal ISR goes back to the ISR.
+AP_NOT_APPLIED = frozenset({
+    Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED, Errors.STALE_BROKER_EPOCH,
+    Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.INVALID_REQUEST,
+})
+# The local metadata is behind the controller's (an earlier send of this very request may have been
+# committed): the request stays pending until newer metadata answers it (L17).
+AP_AWAIT_METADATA = frozenset({Errors.FENCED_LEADER_EPOCH, Errors.INVALID_UPDATE_VERSION,
+                               Errors.NEW_LEADER_ELECTED})
 
 
 @dataclass
@@ -119,6 +132,7 @@ class PartitionReplica:
         self._leader_since_ms = 0
         self.followers: dict[int, FollowerState] = {}
         self._pending_ap: AlterPartitionRequest | None = None
+        self._ap_resend_at_ms: int | None = None  # L16: when to resend a pending AP with no known outcome
         self._pending_acks: list[_PendingAck] = []
         self._next_ack_id = 0
         self._completed: list[CompletedAck] = []
@@ -155,7 +169,7 @@ class PartitionReplica:
         return self._fetch_in_flight
 
     def drain_events(self) -> list[dict[str, Any]]:
-        """Trace events since the last drain (DESIGN.md 2 kinds; the server adds time and node)."""
+        """Trace events since the last drain (docs/history-schema.md; the server adds time and node)."""
         out, self._events = self._events, []
         return out
 
@@ -183,6 +197,7 @@ class PartitionReplica:
         self.partition_epoch = state.partition_epoch
         # L17: a PE at or past the pending AP's expected PE answers it; the Maximal ISR follows the record.
         self._pending_ap = None
+        self._ap_resend_at_ms = None
         self.maximal_isr = list(self.isr)
         self._emit("metadata_applied", **state.as_dict())
         actions: list[Action] = []
@@ -273,6 +288,7 @@ class PartitionReplica:
         self._pending_acks = []
         self.followers = {}
         self._pending_ap = None
+        self._ap_resend_at_ms = None
         self._leso = None
 
     # ------------------------------------------------------------------ HWM and acks (L3-L5)
@@ -436,8 +452,16 @@ class PartitionReplica:
         incarnation, scenario 10) is not proposed. Both mirror Kafka's leader-side eligibility check
         (KIP-841, KIP-903); without them the controller refuses such proposals anyway (C14).
         """
-        if self.role != LEADER or self._pending_ap is not None:
-            return None  # L12: one AP in flight at most
+        if self.role != LEADER:
+            return None
+        if self._pending_ap is not None:
+            # L12: one AP in flight at most; one whose outcome is unknown is sent again, unchanged (L16)
+            if self._ap_resend_at_ms is not None and now_ms >= self._ap_resend_at_ms:
+                self._ap_resend_at_ms = None
+                self._emit("isr_resent", proposed=self._pending_ap.isr_ids,
+                           partition_epoch=self._pending_ap.partition_epoch, leader_epoch=self.leader_epoch)
+                return self._pending_ap
+            return None
         shrink = {r for r in self.isr if r != self.broker_id and r in self.followers
                   and self._lagging(self.followers[r], now_ms)}
         grow = [r for r in self.replicas if r not in self.isr and r not in ineligible
@@ -458,18 +482,29 @@ class PartitionReplica:
 
     def handle_alter_partition_response(self, request: AlterPartitionRequest, response: AlterPartitionResponse,
                                         now_ms: int) -> None:
-        """L16: apply a successful AP reply if it is newer, roll back on error; ignore stale replies."""
+        """L16: apply a successful AP reply if it is newer; ignore stale replies. An error rolls the Maximal
+        ISR back only when it says the change was not applied (``AP_NOT_APPLIED``); with newer metadata on
+        its way (``AP_AWAIT_METADATA``) the request stays pending until that metadata answers it (L17); any
+        other error leaves the outcome unknown (the controller may have committed it), so the request stays
+        pending and ``maybe_change_isr`` sends it again after ``alter_partition_retry_ms``. Rolling back on
+        an unknown outcome would let the HWM advance over fewer replicas than the committed ISR."""
         if self._pending_ap is None or request != self._pending_ap:
             return
         if not response.error.ok:
-            self._pending_ap = None
-            self.maximal_isr = list(self.isr)  # L16: rollback
-            self._emit("isr_rollback", isr=list(self.isr), error=response.error.name,
-                       partition_epoch=self.partition_epoch)
+            code = response.error.code
+            if code in AP_NOT_APPLIED:
+                self._pending_ap = None
+                self._ap_resend_at_ms = None
+                self.maximal_isr = list(self.isr)  # L16: rollback
+                self._emit("isr_rollback", isr=list(self.isr), error=response.error.name,
+                           partition_epoch=self.partition_epoch)
+            elif code not in AP_AWAIT_METADATA:
+                self._ap_resend_at_ms = now_ms + self.config.alter_partition_retry_ms
             return
         if response.leader_epoch != self.leader_epoch:
             return  # Kafka keeps the change in flight until the metadata with the new LE arrives (L17)
         self._pending_ap = None
+        self._ap_resend_at_ms = None
         if response.partition_epoch > self.partition_epoch:
             self.isr = list(response.isr)
             self.partition_epoch = response.partition_epoch
@@ -535,6 +570,7 @@ class PartitionReplica:
             self._hwm = after
         self._emit("truncate", from_leo=before, to_offset=after, diverging_epoch=response.diverging_epoch.epoch,
                    diverging_end_offset=response.diverging_epoch.end_offset, leader_epoch=self.leader_epoch)
+        self.emit_log_summary("truncate")
 
     # ------------------------------------------------------------------ consumers (L18, I15)
     def read_committed(self, fetch_offset: int, max_bytes: int,
@@ -595,7 +631,16 @@ class PartitionReplica:
             self._set_role(NO_ROLE)  # a stopped replica serves nothing; a restart builds a new one (B5)
         self.log.flush()
         self.checkpoint_high_watermark()
+        self.emit_log_summary("shutdown")
         self._emit("shutdown", clean=True)
+
+    def emit_log_summary(self, reason: str) -> None:
+        """Trace the log's contents (``log_summary``: epoch ranges and digests, for I4 and I16), unless
+        ``ReplicaConfig.trace_log_summaries`` is off. Emitted after every truncation and on a clean stop;
+        the server and the simulator also emit one for each log recovered at start."""
+        if self.config.trace_log_summaries:
+            self._emit("log_summary", reason=reason,
+                       **log_summary(self.log.batches(), self.log.log_start_offset, self._hwm))
 
     def check_invariants(self) -> None:
         """I10 and the local half of I3; raises ``InvariantViolation`` (for tests and the simulator)."""

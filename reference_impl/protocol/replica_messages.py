@@ -23,13 +23,15 @@ MAX_TIMESTAMP = -3
 
 @dataclass(frozen=True)
 class ReplicaConfig:
-    """Per-partition protocol settings (DESIGN.md 4: variant, MinISR, lag window)."""
+    """Per-partition protocol settings (variant, MinISR, lag window)."""
 
     variant: str = "v3.5"  # "v3.5" | "kip966" (L4)
     min_insync_replicas: int = 1
     replica_lag_time_max_ms: int = 10_000  # L14 default
     fetch_backoff_ms: int = 1_000  # F2: back off after a fetch error, then wait for metadata
     fetch_max_bytes: int = 1 << 20
+    alter_partition_retry_ms: int = 100  # L16: resend an AlterPartition whose outcome is unknown
+    trace_log_summaries: bool = True  # log_summary trace events (I4, I16); off only to measure their cost
 
     def __post_init__(self) -> None:
         if self.variant not in ("v3.5", "kip966"):
@@ -127,7 +129,7 @@ class IsrMember:
 
 @dataclass(frozen=True)
 class AlterPartitionRequest:
-    """The leader's ISR proposal (L12-L15), DESIGN.md 8's ``alter_partition`` input plus the partition."""
+    """The leader's ISR proposal (L12-L15): docs/conformance.md's ``alter_partition`` input + partition."""
 
     topic_id: str
     partition_id: int

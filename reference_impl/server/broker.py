@@ -31,12 +31,31 @@ import random
 import signal
 import time
 
-from reference_impl.protocol.broker import PENDING_CONTROLLED_SHUTDOWN, RUNNING, BrokerLifecycle
+from reference_impl.protocol.broker import BrokerLifecycle
+from reference_impl.protocol.broker_session import (
+    HWM_CHECKPOINT_INTERVAL_MS,
+    METADATA_MAX_WAIT_MS,
+    METADATA_RETRY_MS,
+    PERIODIC_INTERVAL_MS,
+    REGISTRATION_RETRY_MS,
+    MetadataPull,
+    accepts_produce,
+    begin_stop,
+    heartbeat_delay_ms,
+    registered,
+    stop_marker_epoch,
+    stray_logs,
+)
 from reference_impl.protocol.errors import Errors, error
-from reference_impl.protocol.metadata_image import InitialCatchUp, MetadataImage
+from reference_impl.protocol.isr_loop import ISR_INTERVAL_MS, alter_partition_unanswered, isr_round
+from reference_impl.protocol.metadata_image import MetadataImage
 from reference_impl.protocol.records import record_from_dict
-from reference_impl.protocol.replica import LEADER
-from reference_impl.protocol.replica_messages import AlterPartitionRequest, AlterPartitionResponse
+from reference_impl.protocol.replica_messages import AlterPartitionRequest
+from reference_impl.protocol.trace_events import (
+    broker_metadata_event,
+    log_deleted_event,
+    metadata_offset_event,
+)
 from reference_impl.server import services as sv
 from reference_impl.server.bugs import is_active
 from reference_impl.server.config import NodeConfig
@@ -52,9 +71,6 @@ from reference_impl.server.storage.checkpoints import (
 from reference_impl.server.trace import Tracer, fail_stop, log, log_throttled
 
 CLUSTER_ID = "kraftcheck-cluster"
-ISR_INTERVAL_S = 0.1
-PERIODIC_INTERVAL_S = 0.1
-CHECKPOINT_INTERVAL_S = 1.0
 
 
 class Broker:
@@ -95,12 +111,9 @@ class Broker:
         log(self.node, f"listening on {self.config.listeners}")
         self.lifecycle.start(random.Random(os.urandom(16)), marker if marker >= 0 else None)
         self._drain_lifecycle()
-        if not await self._register():
+        if not await self._register():  # B2: storage was recovered before registering
             await self._close()
             return 1
-        self.manager.set_broker_epoch(self.lifecycle.broker_epoch)
-        self.lifecycle.recovery_complete()  # B2: storage was recovered before registering
-        self._drain_lifecycle()
         self._tasks = [asyncio.create_task(c, name=n) for n, c in (
             ("heartbeat", self._heartbeat_loop()), ("metadata", self._metadata_loop()),
             ("isr", self._isr_loop()), ("periodic", self._periodic_loop()))]
@@ -119,16 +132,18 @@ class Broker:
                                                       req.port, req.previous_broker_epoch)
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, "register", f"registration: controller unreachable ({exc!r}); retrying")
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(REGISTRATION_RETRY_MS / 1000)
                 continue
-            self.lifecycle.handle_registration_response(error(err), epoch)
+            accepted = registered(self.lifecycle, error(err), epoch)
+            if accepted:
+                self.manager.set_broker_epoch(self.lifecycle.broker_epoch)
             self._drain_lifecycle()
-            if err == Errors.NONE:
+            if accepted:
                 log(self.node, f"registered with broker epoch {epoch}")
                 return True
             # C3: refused while the previous session is still unfenced; retried until it expires.
             log_throttled(self.node, "register-refused", f"registration refused: {err.name}; retrying")
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(REGISTRATION_RETRY_MS / 1000)
         return False
 
     def _drain_lifecycle(self) -> None:
@@ -137,9 +152,8 @@ class Broker:
     async def _controlled_shutdown(self) -> None:
         """C8/C9 then B4/K4: move leaderships away, flush, write the marker, stop."""
         log(self.node, "SIGTERM: controlled shutdown")
-        if self.lifecycle.state in (RUNNING, "RECOVERY", "STARTING"):
-            self.lifecycle.begin_controlled_shutdown()
-            self._drain_lifecycle()
+        begin_stop(self.lifecycle)
+        self._drain_lifecycle()
         # Bounded: a controller that never confirms (gone, or no other broker can lead) must not keep a
         # SIGTERMed broker alive forever; everything is flushed either way, so the marker is still true.
         deadline = time.monotonic() + self.config.broker_session_timeout_ms / 1000
@@ -147,15 +161,14 @@ class Broker:
             await asyncio.sleep(0.05)
         allowed = self.lifecycle.should_shutdown
         await self._close()
-        if allowed:
-            epoch = self.lifecycle.shutdown_complete()
-        else:
-            epoch = self.lifecycle.broker_epoch
+        epoch = stop_marker_epoch(self.lifecycle)
+        if not allowed:
             log(self.node, "controller did not confirm the shutdown in time; stopping anyway")
         self._drain_lifecycle()
         if epoch >= 0:
             # K4: last step of a clean shutdown, after every log was flushed by manager.shutdown().
             write_clean_shutdown_marker(self.config.log_dirs, epoch)
+        self.tracer.write(metadata_offset_event(self.config.node_id, self.image.offset, "shutdown"))
         self.tracer.emit("shutdown", clean=True, broker_epoch=epoch)
         log(self.node, f"stopped cleanly (marker epoch {epoch})")
         self.tracer.close()
@@ -186,8 +199,7 @@ class Broker:
                     self._drain_lifecycle()
                 except (ConnectionError, TimeoutError, OSError) as exc:
                     log_throttled(self.node, "heartbeat", f"heartbeat failed: {exc!r}")
-            fast = self.lifecycle.state != RUNNING or self.lifecycle.fenced
-            await asyncio.sleep(0.1 if fast else self.config.broker_heartbeat_interval_ms / 1000)
+            await asyncio.sleep(heartbeat_delay_ms(self.lifecycle, self.config.broker_heartbeat_interval_ms) / 1000)
 
     async def _metadata_loop(self) -> None:
         """Pull the metadata log and apply it one batch at a time (T-rules on materialized state).
@@ -196,27 +208,25 @@ class Broker:
         and then applied as one batch, however many pulls the catch-up took, so a restarted broker never
         takes a role from an old state of the log (a leadership the controller ended while it was down).
         """
-        catch_up = InitialCatchUp(self.lifecycle.broker_epoch, self.image.offset)
+        pull = MetadataPull(self.image, self.lifecycle.broker_epoch)
         while True:
-            held = catch_up.next_offset_after
-            start = (held if held is not None else self.image.offset) + 1
             try:
-                chunk = await self.link.fetch_metadata(self.config.node_id, self.lifecycle.broker_epoch, start,
-                                                       max_wait_ms=500,
+                chunk = await self.link.fetch_metadata(self.config.node_id, self.lifecycle.broker_epoch,
+                                                       pull.next_offset, max_wait_ms=METADATA_MAX_WAIT_MS,
                                                        max_records=self.config.metadata_fetch_max_records)
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, "metadata", f"metadata fetch failed: {exc!r}")
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(METADATA_RETRY_MS / 1000)
                 continue
             if chunk.error != Errors.NONE:
                 log(self.node, f"metadata fetch error {chunk.error.name}")
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(METADATA_RETRY_MS / 1000)
                 continue
             entries = [[(base + i, record_from_dict(r)) for i, r in enumerate(recs)] for base, recs in chunk.batches]
-            was_done = catch_up.done
-            for batch in catch_up.add(entries):
+            was_done = pull.caught_up
+            for batch in pull.receive(entries):
                 self.apply_metadata_batch(batch)
-            if catch_up.done and not was_done:
+            if pull.caught_up and not was_done:
                 log(self.node, f"initial metadata catch-up done at offset {self.image.offset} "
                                f"(registration {self.lifecycle.broker_epoch})")
 
@@ -230,32 +240,27 @@ class Broker:
         for t in delta.transitions_for(self.config.node_id):
             topic = self.image.topics.get(t.topic_id, t.topic_id)
             self.manager.apply_partition_state(topic, t.topic_id, t.partition_id, t.state)
-        if self.manager.recovered_logs and self.lifecycle.broker_epoch >= 0 and \
-                self.image.caught_up_to(self.lifecycle.broker_epoch):
+        if self.manager.recovered_logs:
             self._delete_stray_logs()
         for b in delta.brokers:
             reg = self.image.brokers.get(b)
             if reg is not None:
-                self.tracer.emit("broker_metadata", broker=b, broker_epoch=reg.broker_epoch, fenced=reg.fenced,
-                                 in_controlled_shutdown=reg.in_controlled_shutdown, offset=self.image.offset)
+                self.tracer.write(broker_metadata_event(b, reg.broker_epoch, reg.fenced, reg.in_controlled_shutdown,
+                                                        self.image.offset))
 
     def _delete_stray_logs(self) -> None:
-        """Logs recovered at start for partitions this broker no longer hosts (removed while it was down, T1)
-        are deleted once the image is caught up to the broker's own registration (so it is complete)."""
-        for name in list(self.manager.recovered_logs):
-            topic, _, part = name.rpartition("-")
-            topic_id = self.image.topic_id(topic)
-            state = self.image.partition(topic_id, int(part)) if topic_id is not None else None
-            if state is None or self.config.node_id not in state.replicas:
-                self.manager.recovered_logs.pop(name).delete()
-                log(self.node, f"deleted stray log {name}: not a replica in the current metadata")
-                self.tracer.emit("log_deleted", topic=topic, partition=int(part), replica=self.config.node_id,
-                                 reason="stray")
+        """Logs recovered at start for partitions this broker no longer hosts (``stray_logs``) are deleted."""
+        found = [(name, *_split_dir_name(name)) for name in self.manager.recovered_logs]
+        for name in stray_logs(found, self.image, self.config.node_id, self.lifecycle.broker_epoch):
+            topic, part = _split_dir_name(name)
+            self.manager.recovered_logs.pop(name).delete()
+            log(self.node, f"deleted stray log {name}: not a replica in the current metadata")
+            self.tracer.write(log_deleted_event(topic, part, self.config.node_id, reason="stray"))
 
     async def _isr_loop(self) -> None:
         """L12-L16: ask each leader replica for an ISR change and send it to the controller."""
         while True:
-            await asyncio.sleep(ISR_INTERVAL_S)
+            await asyncio.sleep(ISR_INTERVAL_MS / 1000)
             for part, req in self.isr_round(now_ms()):
                 task = asyncio.create_task(self._send_alter_partition(part, req))
                 task.add_done_callback(fail_stop(self.node))
@@ -263,36 +268,26 @@ class Broker:
                 task.add_done_callback(self._ap_tasks.discard)
 
     def isr_round(self, now: int) -> list[tuple[Partition, AlterPartitionRequest]]:
-        """One pass of the ISR loop: the AlterPartition requests due now (L12-L15), one per leader replica
-        at most. The metadata image tells the core which followers are ineligible (fenced or in controlled
-        shutdown, KIP-841) and each broker's registered epoch, so a follower whose fetches came from an
-        older incarnation is not proposed (scenario 10, KIP-903): the leader-side check Kafka does before
-        the controller's C14 check."""
-        ineligible = self.image.ineligible_brokers()
-        broker_epochs = self.image.broker_epochs()
-        due = []
-        for part in list(self.manager.partitions.values()):
-            if part.replica.role != LEADER:
-                continue
-            req = part.replica.maybe_change_isr(now, ineligible=ineligible, broker_epochs=broker_epochs)
-            if req is not None:
-                self.manager.after_fetch_response(part)
-                due.append((part, req))
+        """One pass of the ISR loop (``protocol.isr_loop.isr_round``): the AlterPartition requests due now."""
+        due = isr_round(((part, part.replica) for part in list(self.manager.partitions.values())), self.image, now)
+        for part, _ in due:
+            self.manager.after_fetch_response(part)
         return due
 
     async def _send_alter_partition(self, part: Partition, req: AlterPartitionRequest) -> None:
         try:
             resp = await self.link.alter_partition(req)
         except (ConnectionError, TimeoutError, OSError) as exc:
-            resp = AlterPartitionResponse(error=error(Errors.NETWORK_EXCEPTION, repr(exc)))
-        part.replica.handle_alter_partition_response(req, resp, now_ms())
+            alter_partition_unanswered(part.replica, req, repr(exc), now_ms())
+        else:
+            part.replica.handle_alter_partition_response(req, resp, now_ms())
         self.manager.after_fetch_response(part)
 
     async def _periodic_loop(self) -> None:
         last_checkpoint = time.monotonic()
         while True:
-            await asyncio.sleep(PERIODIC_INTERVAL_S)
-            checkpoint = time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S
+            await asyncio.sleep(PERIODIC_INTERVAL_MS / 1000)
+            checkpoint = time.monotonic() - last_checkpoint >= HWM_CHECKPOINT_INTERVAL_MS / 1000
             if checkpoint:
                 last_checkpoint = time.monotonic()
             self.manager.periodic(now_ms(), checkpoint)
@@ -315,6 +310,12 @@ class Broker:
         """A producer id unique across brokers and restarts: broker epochs are unique metadata offsets."""
         self._next_producer_id += 1
         return (self.lifecycle.broker_epoch + 1) * (1 << 24) + self._next_producer_id
+
+
+def _split_dir_name(name: str) -> tuple[str, int]:
+    """``<topic>-<partition>`` (a recovered log's directory name) as (topic, partition)."""
+    topic, _, part = name.rpartition("-")
+    return topic, int(part)
 
 
 class BrokerServicesImpl(sv.BrokerServices):
@@ -356,7 +357,7 @@ class BrokerServicesImpl(sv.BrokerServices):
         """L1: only a RUNNING broker (or one still leading during controlled shutdown) appends."""
         if transactional_id is not None:
             return sv.ProduceResult(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        if self.b.lifecycle.state not in (RUNNING, PENDING_CONTROLLED_SHUTDOWN):
+        if not accepts_produce(self.b.lifecycle):
             return sv.ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER)
         return await self.b.manager.produce(topic, partition, records, acks, timeout_ms, self._known(topic))
 

@@ -1,7 +1,7 @@
 """Deliberate single-rule breaks (``inject.bug``), used to prove that the checkers catch real bugs.
 
-Each entry breaks exactly one PROTOCOL.md rule and is implemented in the server shell (never in the
-protocol core, which stays correct): the shell either lies to the core about a configuration value or
+Each entry breaks exactly one rule of docs/protocol-rules.md and is implemented in the server shell (never in
+the protocol core, which stays correct): the shell either lies to the core about a configuration value or
 answers a client differently from what the core decided. All are off by default; a node config names at
 most one. The list is the documentation: ``describe()`` prints it.
 

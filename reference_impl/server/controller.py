@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from reference_impl.protocol import records as rec
+from reference_impl.protocol.controller_loop import TIMER_INTERVAL_MS, periodic_changes, replay_committed
 from reference_impl.protocol.errors import Errors
 from reference_impl.server import controller_core as core_adapter
 from reference_impl.server.bugs import is_active
@@ -47,7 +47,7 @@ from reference_impl.server.trace import Tracer, fail_stop, log
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.codec import DecodedRequest
 
-TIMER_INTERVAL_S = 0.1
+TIMER_INTERVAL_S = TIMER_INTERVAL_MS / 1000
 
 
 def now_ms() -> int:
@@ -89,72 +89,21 @@ class Controller:
     async def change(self, compute: Callable[[], tuple[list[Any], Any]]) -> Any:
         """Compute (records, response) under the lock, persist (fsync) and replay the records, return the
         response."""
-        return (await self.change_counted(compute))[0]
-
-    async def change_counted(self, compute: Callable[[], tuple[list[Any], Any]]) -> tuple[Any, int]:
-        """``change`` that also says how many records were committed."""
         async with self._lock:
             records, response = compute()
             self.commit(records)
-            return response, len(records)
+            return response
 
     def commit(self, records: list[Any]) -> None:
         """C1: durable first, then replay; wakes metadata pulls. Call only under the change lock."""
         if not records:
             return
         offsets = self.mlog.append(records)
-        for record, offset in zip(records, offsets, strict=True):
-            before = None
-            if isinstance(record, rec.PartitionChangeRecord):
-                state = self.core.partition_state(record.topic_id, record.partition_id)
-                before = state.copy() if state is not None else None
-            self.core.replay(record, offset)
-            self._trace_record(record, offset)
-            if before is not None:
-                self._trace_election(record, before, offset)
+        self.tracer.drain(replay_committed(self.core.core, records, offsets))
         self.tracer.drain(self.core.drain_events())
         if self._appended is not None and not self._appended.done():
             self._appended.set_result(None)
         self._appended = None
-
-    def _trace_record(self, record: Any, offset: int) -> None:
-        kind = type(record).__name__
-        if isinstance(record, rec.RegisterBrokerRecord):
-            self.tracer.emit("registered", broker=record.broker_id, broker_epoch=record.broker_epoch,
-                             previous_broker_epoch=record.previous_broker_epoch, offset=offset, source="controller")
-        elif isinstance(record, rec.FenceBrokerRecord):
-            self.tracer.emit("fenced", broker=record.broker_id, broker_epoch=record.broker_epoch, offset=offset,
-                             source="controller")
-        elif isinstance(record, rec.UnfenceBrokerRecord):
-            self.tracer.emit("unfenced", broker=record.broker_id, broker_epoch=record.broker_epoch,
-                             offset=offset, source="controller")
-        elif isinstance(record, (rec.PartitionRecord, rec.PartitionChangeRecord)):
-            state = self.core.partition_state(record.topic_id, record.partition_id)
-            topic = self.core.topic_name(record.topic_id)
-            self.tracer.emit("metadata_applied", topic=topic, topic_id=record.topic_id,
-                             partition=record.partition_id, offset=offset, record=kind, source="controller",
-                             **(state.as_dict() if state is not None else {}))
-        elif isinstance(record, rec.ConfigRecord):
-            # Dynamic config (AlterConfigs, SIGHUP): the offset orders it against reassignment steps (seed 002).
-            self.tracer.emit("config_changed", resource_type=record.resource_type,
-                             resource_name=record.resource_name, name=record.name, value=record.value,
-                             offset=offset, source="controller")
-        elif isinstance(record, rec.BrokerRegistrationChangeRecord):
-            self.tracer.emit("broker_registration_change", broker=record.broker_id, offset=offset,
-                             fenced=record.fenced, in_controlled_shutdown=record.in_controlled_shutdown,
-                             source="controller")
-
-    def _trace_election(self, record: rec.PartitionChangeRecord, before: rec.PartitionState, offset: int) -> None:
-        """An ``election`` event when a change record gave the partition a new leader: ``clean`` from the
-        previous ISR (C11), ``elr`` from the previous ELR (K3), else ``unclean`` (C12)."""
-        after = self.core.partition_state(record.topic_id, record.partition_id)
-        if after is None or after.leader == before.leader or after.leader < 0:
-            return
-        kind = "clean" if after.leader in before.isr else "elr" if after.leader in before.elr else "unclean"
-        self.tracer.emit("election", type=kind, topic=self.core.topic_name(record.topic_id),
-                         topic_id=record.topic_id, partition=record.partition_id, leader=after.leader,
-                         previous_leader=before.leader, leader_epoch=after.leader_epoch,
-                         previous_isr=list(before.isr), offset=offset, source="controller")
 
     def _append_future(self) -> asyncio.Future:
         if self._appended is None:
@@ -183,22 +132,40 @@ class Controller:
                                          should_shut_down=reply.should_shutdown)
 
     async def handle_alter_partition(self, request: DecodedRequest):
-        """AlterPartition (C13-C15, C19, K2)."""
+        """AlterPartition v0-3 (C13-C15, C19, K2): v0-1 name topics, v2+ give ids (KIP-841); v3 carries
+        broker epochs (KIP-903); errors come in the form the request's version knows."""
         b = request.body
+        version = request.api_version
+        stale = self.core.stale_broker_epoch(b.broker_id, b.broker_epoch)
+        if stale != Errors.NONE:
+            # As Kafka: a stale sender fails the whole request (top-level error, no topics).
+            self.tracer.emit("alter_partition_rejected", broker=b.broker_id, broker_epoch=b.broker_epoch,
+                             error=Errors(stale).name, message="stale sender broker epoch", source="controller")
+            return m.AlterPartitionResponse(throttle_time_ms=0, error_code=int(stale), topics=[])
         topics_out = []
         for topic in b.topics:
             parts_out = []
-            topic_id = str(topic.topic_id) if topic.topic_id is not None else self.core.topic_id(topic.topic_name)
+            name_or_id = topic.topic_name if version < 2 else str(topic.topic_id)
+            topic_name = topic.topic_name if version < 2 else self.core.topic_name(name_or_id)
             for p in topic.partitions:
-                members = [(x.broker_id, x.broker_epoch) for x in p.new_isr_with_epochs] or \
-                          [(x, -1) for x in (p.new_isr or [])]
-                r = await self.change(lambda p=p, members=members, topic_id=topic_id: self.core.alter_partition(
-                    b.broker_id, b.broker_epoch, topic_id, p.partition_index, p.leader_epoch, p.partition_epoch,
-                    members, "RECOVERED" if p.leader_recovery_state == 0 else "RECOVERING"))
+                if version >= 3:
+                    members = [(x.broker_id, x.broker_epoch) for x in p.new_isr_with_epochs]
+                else:
+                    members = [(x, -1) for x in (p.new_isr or [])]
+                r = await self.change(lambda p=p, members=members, t=name_or_id: self.core.alter_partition(
+                    b.broker_id, b.broker_epoch, t, p.partition_index, p.leader_epoch, p.partition_epoch,
+                    members, "RECOVERED" if p.leader_recovery_state == 0 else "RECOVERING", version))
+                if r.error != Errors.NONE:
+                    # Refusals leave no metadata record; the trace is where a reader sees them (C13, C14).
+                    self.tracer.emit("alter_partition_rejected", topic=topic_name, partition=p.partition_index, broker=b.broker_id, broker_epoch=b.broker_epoch,
+                                     leader_epoch=p.leader_epoch, partition_epoch=p.partition_epoch,
+                                     proposed=[[x, e] for x, e in members], error=Errors(r.error).name,
+                                     message=r.error_message, source="controller")
                 cls = m.AlterPartitionResponse.TopicData.PartitionData
                 parts_out.append(cls(partition_index=p.partition_index, error_code=int(r.error),
                                      leader_id=r.leader_id, leader_epoch=r.leader_epoch, isr=list(r.isr),
-                                     leader_recovery_state=0, partition_epoch=r.partition_epoch))
+                                     leader_recovery_state=r.leader_recovery_state,
+                                     partition_epoch=r.partition_epoch))
             topics_out.append(m.AlterPartitionResponse.TopicData(topic_name=topic.topic_name,
                                                                  topic_id=topic.topic_id, partitions=parts_out))
         return m.AlterPartitionResponse(throttle_time_ms=0, error_code=0, topics=topics_out)
@@ -273,16 +240,21 @@ class Controller:
         while True:
             await asyncio.sleep(TIMER_INTERVAL_S)
             try:
-                # C6: one fenced broker per change, repeated until nobody is expired (C1).
-                for _ in range(100):
-                    fenced, n = await self.change_counted(lambda: self.core.session_timeouts(now_ms()))
-                    if not n:
-                        break
-                    log(self.node, f"broker {fenced}: session timed out, fenced")
-                await self.change(self.core.advance_reassignments)
-                await self.change(self.core.unclean_elections)
+                await self.periodic_round(now_ms())
             except (ConnectionError, OSError) as exc:  # e.g. the metadata disk failing: logged, retried
                 log(self.node, f"periodic work failed: {exc!r}")
+
+    async def periodic_round(self, now: int) -> None:
+        """One timer round: each due change computed and committed in turn (C1)."""
+        changes = periodic_changes(self.core.core, now)
+        while True:
+            async with self._lock:
+                change = next(changes, None)
+                if change is None:
+                    return
+                self.commit(change.result.records)
+            if change.kind == "session-timeout":
+                log(self.node, f"broker {change.result.response}: session timed out, fenced")
 
 
 def _as_change(result: Any) -> tuple[list[Any], Any]:

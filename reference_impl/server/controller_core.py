@@ -18,7 +18,7 @@ from typing import Any
 from reference_impl.protocol.broker import HeartbeatReply
 from reference_impl.protocol.controller import Controller, ControllerConfig
 from reference_impl.protocol.errors import Errors
-from reference_impl.protocol.records import PartitionState
+from reference_impl.protocol.records import RECOVERING, PartitionState
 from reference_impl.server import services as sv
 from reference_impl.server.config import NodeConfig
 from reference_impl.server.config_alter import RESOURCE_KINDS, plan_alter
@@ -38,6 +38,8 @@ class AlterPartitionReply:
     leader_epoch: int = -1
     partition_epoch: int = -1
     isr: tuple[int, ...] = ()
+    leader_recovery_state: int = 0  # 0 RECOVERED, 1 RECOVERING (v1+)
+    error_message: str | None = None  # why it was refused (traced; the wire response has no field for it)
 
 
 class CoreAdapter:
@@ -95,34 +97,23 @@ class CoreAdapter:
         caught_up = reg is not None and metadata_offset >= reg.epoch
         return r.records, HeartbeatReply(resp.error.code, caught_up, resp.is_fenced, resp.should_shutdown)
 
-    def alter_partition(self, broker_id: int, broker_epoch: int, topic_id: str | None, partition: int,
+    def stale_broker_epoch(self, broker_id: int, broker_epoch: int) -> Errors:
+        """C13: the request-level check of the sender's broker epoch (NONE when it is current)."""
+        return self.core.check_broker_epoch(broker_id, broker_epoch).code
+
+    def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, partition: int,
                         leader_epoch: int, partition_epoch: int, members: list[tuple[int, int]],
-                        leader_recovery_state: str) -> Change:
-        """C13-C15, C19."""
-        if topic_id is None:
-            return [], AlterPartitionReply(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        r = self.core.alter_partition(broker_id, broker_epoch, topic_id, partition, leader_epoch=leader_epoch,
+                        leader_recovery_state: str, request_version: int) -> Change:
+        """C13-C15, C19; ``topic`` is the request's topic name (v0-1) or id (v2+), and the answer's error
+        is the one Kafka gives that request version."""
+        r = self.core.alter_partition(broker_id, broker_epoch, topic, partition, leader_epoch=leader_epoch,
                                       partition_epoch=partition_epoch, new_isr=members,
-                                      leader_recovery_state=leader_recovery_state)
+                                      leader_recovery_state=leader_recovery_state,
+                                      request_version=request_version)
         a = r.response
         return r.records, AlterPartitionReply(a.error.code, a.leader, a.leader_epoch, a.partition_epoch,
-                                              tuple(a.isr))
-
-    # ------------------------------------------------------------------ periodic work (one change each)
-    def session_timeouts(self, now_ms: int) -> Change:
-        """C6: fence one expired broker (call again until it returns no records)."""
-        r = self.core.check_session_timeouts(now_ms)
-        return r.records, r.response
-
-    def advance_reassignments(self) -> Change:
-        """KIP-435: start the next incremental steps (no-op in all-at-once mode)."""
-        r = self.core.advance_incremental_reassignments()
-        return r.records, r.response
-
-    def unclean_elections(self) -> Change:
-        """C12: leaderless partitions of topics that allow unclean election."""
-        r = self.core.maybe_unclean_elect()
-        return r.records, r.response
+                                              tuple(a.isr), 1 if a.leader_recovery_state == RECOVERING else 0,
+                                              a.error.message)
 
     # ------------------------------------------------------------------ admin APIs
     def create_topic(self, t: sv.NewTopic, validate_only: bool) -> Change:

@@ -1,14 +1,12 @@
 """Follower fetchers: one asyncio task per leader broker, pulling every partition this broker follows there.
 
-Each round asks the replica core for the next fetch of each partition (``build_fetch``, F1: at most one
-outstanding), sends one Kafka Fetch v12 request with ``replica_id`` = this broker and the kraftcheck
+Each round asks the protocol core which fetches to send (``protocol.follower_fetch.fetch_round``: F1, at
+most one outstanding per partition), sends one Kafka Fetch v12 request with ``replica_id`` = this broker and the kraftcheck
 ``ReplicaState`` tag carrying the broker epoch (L15 needs it for AlterPartition), the partition's current
-leader epoch and last fetched epoch (L9), and hands each partition's answer back to the core
-(``handle_fetch_response``: F2 drop stale, F3 truncate on a diverging epoch, F4 append + HWM). A fetch
-that got no answer for its partition (connection refused or lost, timeout, a whole-request error, a reply
-that left the partition out) is reported with the core's ``abandon_fetch``: the outstanding fetch is
-cleared and the follower backs off (F2), without inventing a reply the leader never sent. The leader long-polls (``max_wait_ms``), so an idle follower costs one
-request per wait period.
+leader epoch and last fetched epoch (L9), and hands the answers back (``complete_fetch_round``: F2-F4 for
+each answered partition; a fetch that got no answer, from a lost connection, a timeout, a whole-request
+error or a reply that left the partition out, is abandoned and backs off, F2). The leader long-polls
+(``FETCH_MAX_WAIT_MS``), so an idle follower costs one request per wait period.
 """
 
 from __future__ import annotations
@@ -19,6 +17,14 @@ from collections.abc import Callable
 
 from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import Errors, error
+from reference_impl.protocol.follower_fetch import (
+    FETCH_IDLE_POLL_MS,
+    FETCH_MAX_WAIT_MS,
+    FETCH_RETRY_BACKOFF_MS,
+    PlannedFetch,
+    complete_fetch_round,
+    fetch_round,
+)
 from reference_impl.protocol.replica_messages import FetchPartitionResult, FetchRequest
 from reference_impl.server.replica_manager import Partition, ReplicaManager, decode_log_batches, now_ms
 from reference_impl.server.trace import fail_stop, log, log_throttled
@@ -27,8 +33,6 @@ from reference_impl.server.wire.client import WireClient
 from reference_impl.server.wire.records import CorruptBatch
 
 FETCH_VERSION = 12
-MAX_WAIT_MS = 500
-IDLE_POLL_S = 0.05
 
 
 class LeaderFetcher:
@@ -81,46 +85,35 @@ class LeaderFetcher:
 
     async def _run(self) -> None:
         while self.partitions:
-            now = now_ms()
-            requests: list[tuple[Partition, FetchRequest]] = []
-            for part in list(self.partitions.values()):
-                req = part.replica.build_fetch(now)
-                if req is not None and req.leader_id == self.leader_id:
-                    requests.append((part, req))
-                elif req is not None:
-                    # the core follows another leader now: this fetch is never sent, so give it up and let
-                    # the right fetcher send the next one
-                    part.replica.abandon_fetch(req, now)
-            if not requests:
+            planned = fetch_round(((key, part.replica) for key, part in list(self.partitions.items())),
+                                  self.leader_id, now_ms())
+            if not planned:
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), IDLE_POLL_S)
+                    await asyncio.wait_for(self._wake.wait(), FETCH_IDLE_POLL_MS / 1000)
                 continue
-            await self._round(requests)
+            await self._round(planned)
 
-    async def _round(self, requests: list[tuple[Partition, FetchRequest]]) -> None:
+    async def _round(self, planned: list[PlannedFetch]) -> None:
+        # resolved before the first await: the planned partitions are all still in this fetcher here
+        requests = [(self.partitions[p.key], p.request) for p in planned]
         client = await self._connection()
         answers: dict[tuple[str, int], FetchPartitionResult] = {}
         if client is not None:
             try:
                 resp = await client.send(_build_request(self.manager.broker_id, self.manager.broker_epoch,
                                                         requests), FETCH_VERSION,
-                                         timeout_s=MAX_WAIT_MS / 1000 + 10)
+                                         timeout_s=FETCH_MAX_WAIT_MS / 1000 + 10)
                 answers = _parse_response(resp, requests)
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, f"fetch-{self.leader_id}", f"fetch from broker {self.leader_id} failed: {exc!r}")
             except CorruptBatch as exc:
                 log(self.node, f"corrupt batch from broker {self.leader_id}: {exc}")
-        now = now_ms()
-        for part, req in requests:
-            answer = answers.get((part.topic, part.partition))
-            if answer is None:
-                part.replica.abandon_fetch(req, now)  # F1/F2: lost without a reply for this partition
-            else:
-                part.replica.handle_fetch_response(req, answer, now)
+        answered = complete_fetch_round(planned, answers, now_ms())
+        for part, _ in requests:
             self.manager.after_fetch_response(part)
-        if not answers:
-            await asyncio.sleep(0.2)  # F2: back off before the next attempt
+        if not answered:
+            await asyncio.sleep(FETCH_RETRY_BACKOFF_MS / 1000)  # F2: back off before the next attempt
 
 
 def _build_request(broker_id: int, broker_epoch: int, requests: list[tuple[Partition, FetchRequest]]):
@@ -132,7 +125,7 @@ def _build_request(broker_id: int, broker_epoch: int, requests: list[tuple[Parti
     return m.FetchRequest(
         replica_id=broker_id, replica_state=m.FetchRequest.ReplicaState(replica_id=broker_id,
                                                                          replica_epoch=broker_epoch),
-        max_wait_ms=MAX_WAIT_MS, min_bytes=1, max_bytes=64 * 1024 * 1024, isolation_level=0, session_id=0,
+        max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1, max_bytes=64 * 1024 * 1024, isolation_level=0, session_id=0,
         session_epoch=-1, topics=[m.FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
         forgotten_topics_data=[], rack_id="")
 

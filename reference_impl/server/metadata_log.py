@@ -17,6 +17,7 @@ import json
 import os
 from typing import Any
 
+from reference_impl.protocol.controller_loop import metadata_batches_from
 from reference_impl.protocol.records import record_from_dict, to_dict
 
 FILE_NAME = "metadata.log"
@@ -97,24 +98,7 @@ class MetadataLog:
         """Whole batches starting at ``offset`` (which must be a batch boundary or the end), up to about
         ``max_records`` records (at least one batch). Raises ``ValueError`` for an offset inside a batch or
         beyond the end: a broker asking that has a metadata log that is not a prefix of ours (I5)."""
-        if offset == self._end:
-            return []
-        lo, hi = 0, len(self._batches)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._batches[mid][0] < offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo >= len(self._batches) or self._batches[lo][0] != offset:
-            raise ValueError(f"offset {offset} is not a batch boundary of the metadata log (end {self._end})")
-        out, count = [], 0
-        for base, recs in self._batches[lo:]:
-            if out and count + len(recs) > max_records:
-                break
-            out.append((base, recs))
-            count += len(recs)
-        return out
+        return metadata_batches_from(self._batches, self._end, offset, max_records)
 
     def close(self) -> None:
         """Close the file."""

@@ -6,8 +6,8 @@ comes later (acks=all, L5) or where Kafka long-polls (fetch ``max_wait_ms``), ex
 (join/leave a fetcher, delete a log: T1-T6) and streams the core's trace events.
 
 After every call into a replica, ``_after(replica)`` does three things in order: resolve the futures of
-completed acks=all produces (L5), write the drained trace events, and wake fetches that are long-polling
-on that partition (new data or a new HWM). Everything runs on one asyncio loop, so a replica is never
+completed acks=all produces (L5), write the drained trace events, and, if there were any (the replica
+changed), wake the fetches that are long-polling (new data or a new HWM). Everything runs on one asyncio loop, so a replica is never
 entered concurrently.
 
 Deliberate bugs (``bugs.py``) acting here: ``ack-before-replication`` answers acks=all at once,
@@ -27,6 +27,7 @@ from typing import Any
 
 from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import Errors
+from reference_impl.protocol.follower_fetch import answer_now
 from reference_impl.protocol.log import LogBatch
 from reference_impl.protocol.records import PartitionState
 from reference_impl.protocol.replica import LEADER, PartitionReplica
@@ -38,6 +39,7 @@ from reference_impl.protocol.replica_messages import (
     StartFetching,
     StopFetching,
 )
+from reference_impl.protocol.trace_events import log_deleted_event, log_recovery_events
 from reference_impl.server import services as sv
 from reference_impl.server.bugs import is_active
 from reference_impl.server.config import NodeConfig
@@ -102,13 +104,11 @@ class ReplicaManager:
                 continue
             seg_log = self._open_log(path)
             self.recovered_logs[name] = seg_log
-            for note in seg_log.recovery_notes:
-                notes.append(note)
-                self.tracer.emit("recovered", topic=topic, partition=int(part), note=note,
-                                 leo=seg_log.log_end_offset)
-            self.tracer.emit("leo", topic=topic, partition=int(part), leo=seg_log.log_end_offset,
-                             hwm=seg_log.checkpointed_high_watermark(), replica=self.broker_id, role="none",
-                             reason="recovery")
+            notes += seg_log.recovery_notes
+            summary_of = seg_log if self.replica_config.trace_log_summaries else None
+            self.tracer.drain(log_recovery_events(topic, int(part), self.broker_id, seg_log.log_end_offset,
+                                                  seg_log.checkpointed_high_watermark(), seg_log.recovery_notes,
+                                                  log=summary_of))
         return notes
 
     def _open_log(self, path: str) -> SegmentLog:
@@ -173,22 +173,26 @@ class ReplicaManager:
                 self._after(part)
                 del self.partitions[key]
                 part.log.delete()
-                self.tracer.emit("log_deleted", topic=topic, partition=partition, replica=self.broker_id)
+                self.tracer.write(log_deleted_event(topic, partition, self.broker_id))
                 return
         self._after(part)
 
     # ------------------------------------------------------------------ after every core call
     def _after(self, part: Partition) -> None:
-        for ack in part.replica.drain_completed_acks():
+        acks = part.replica.drain_completed_acks()
+        for ack in acks:
             fut = self._acks.pop(((part.topic, part.partition), ack.ack_id), None)
             if fut is not None and not fut.done():
                 fut.set_result(ack)
         events = part.replica.drain_events()
         if events:
             self.tracer.drain(events, topic=part.topic)
-        if self._change is not None and not self._change.done():
+        # Only a real change wakes long-polling fetches: every change a fetch answer depends on (records,
+        # HWM, role, epochs, ISR) is traced by the core. A call that changed nothing (a parked fetch looking
+        # again) must not wake the others, or two parked fetches would wake each other without end.
+        if (events or acks) and self._change is not None and not self._change.done():
             self._change.set_result(None)
-        self._change = None
+            self._change = None
 
     def _change_future(self) -> asyncio.Future:
         """A future resolved at the next change of any partition (taken BEFORE checking, so a change
@@ -254,7 +258,6 @@ class ReplicaManager:
         """Serve a follower or consumer fetch, waiting up to ``max_wait_ms`` for ``min_bytes``."""
         deadline = time.monotonic() + spec.max_wait_ms / 1000
         while True:
-            change = self._change_future()
             results, size, urgent = [], 0, False
             for p in spec.partitions:
                 r = self._fetch_one(spec, p, known_topic)
@@ -262,8 +265,11 @@ class ReplicaManager:
                 size += len(r.records)
                 urgent |= r.error != Errors.NONE or r.diverging_epoch is not None
             remaining = deadline - time.monotonic()
-            if urgent or size >= max(spec.min_bytes, 1) or remaining <= 0:
+            if answer_now(urgent, size, spec.min_bytes, remaining <= 0):
                 return sv.FetchResult(tuple(results))
+            # Taken after this fetch's own core calls (whose ``_after`` counts as a change and would wake it
+            # at once, a busy loop until the deadline), and before any await, so no other change is missed.
+            change = self._change_future()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(change), remaining)
 

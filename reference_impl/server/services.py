@@ -3,7 +3,7 @@
 The wire layer (``reference_impl.server.wire`` + ``reference_impl.server.client_apis``) decodes requests,
 validates what can be validated without state (framing, schemas, record-batch CRCs, version ranges), calls
 ONE of the async methods below, and encodes the dataclass it gets back into the right response version. It
-never touches logs, metadata or timers itself. The process engineer implements these protocols:
+never touches logs, metadata or timers itself. The node processes implement these protocols:
 
 - ``BrokerServices`` in the broker process (partition logs, replica state, metadata image);
 - ``AdminServices`` in the controller process (the admin APIs are served there; a broker does not
@@ -15,8 +15,8 @@ Conventions for every result dataclass:
 - ``error`` is a Kafka error code (``reference_impl.protocol.errors.Errors``), ``Errors.NONE`` for success;
   errors are values, never exceptions. An exception escaping a services method is a broken invariant: the
   wire layer logs it and answers UNKNOWN_SERVER_ERROR for that request (the connection survives).
-- Offsets are 0-based, LEO and HWM exclusive (PROTOCOL.md header). ``-1`` means "unknown / none" for
-  offsets, epochs and node ids, as on the wire.
+- Offsets are 0-based, LEO and HWM exclusive (docs/protocol-rules.md conventions). ``-1`` means "unknown /
+  none" for offsets, epochs and node ids, as on the wire.
 - Record data is always raw bytes in Kafka's v2 record-batch format (one or more batches concatenated),
   exactly as it appears on the wire and on disk; ``wire.records`` has the helpers to parse, verify and
   rewrite batch headers.
@@ -402,7 +402,7 @@ class OngoingReassignment:
 
 @runtime_checkable
 class BrokerServices(Protocol):
-    """What a broker process offers the client-facing wire handlers (implemented by the process engineer)."""
+    """What a broker process offers the client-facing wire handlers (implemented in ``server.broker``)."""
 
     async def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool) -> ClusterMetadata:
         """Answer from the materialized metadata image: ``topics`` None means all topics.

@@ -1,6 +1,6 @@
 """Trace emitter: one JSON object per protocol-relevant change, appended to ``trace.file``.
 
-Each line is ``{"time": time.monotonic_ns(), "node": NAME, "kind": KIND, ...attrs}`` (DESIGN.md section 2).
+Each line is ``{"time": time.monotonic_ns(), "node": NAME, "kind": KIND, ...attrs}`` (docs/history-schema.md).
 The time is the raw CLOCK_MONOTONIC reading: nodes may run under libfaketime with
 ``FAKETIME_DONT_FAKE_MONOTONIC=1``, so the wall clock may be skewed but this one is not, and the harness
 rebases it to the run start. Every line is flushed as it is written so a ``kill -9`` loses at most the

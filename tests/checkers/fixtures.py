@@ -1,8 +1,9 @@
 """Golden queue histories: one small hand-built history per anomaly kind.
 
 Each fixture is ``(ops, expected_kinds)``: the history must produce exactly ``expected_kinds`` (usually one
-kind) and nothing else. Two facts can only be seen together: a realtime-order violation on one key is
-also a ww+rt cycle (G0-realtime), so the ``realtime-order`` fixture expects both.
+kind) and nothing else. Some facts can only be seen together: a realtime-order violation on one key is
+also a ww+rt cycle (G0-realtime), so the ``realtime-order`` fixture expects both; and the committed value
+between two sends of one transaction (int-send-skip) is a ww cycle with that transaction (G0).
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ GOLDEN: dict[str, tuple[list[dict], set[str]]] = {
         (0, "invoke", "txn", [["send", 1, 1], ["send", 1, 2]]),
         (0, "ok", "txn", [["send", 1, [1, 1]], ["send", 1, [0, 2]]]),
         *poll(1, {1: [(0, 2), (1, 1)]})), {"int-nonmonotonic-send"}),
+    # Process 1's value lands between the two sends of process 0's transaction.
+    "int-send-skip": (build(
+        (0, "invoke", "txn", [["send", 1, 10], ["send", 1, 12]]),
+        (1, "invoke", "send", [1, 11]), (1, "ok", "send", [1, [1, 11]]),
+        (0, "ok", "txn", [["send", 1, [0, 10]], ["send", 1, [2, 12]]]),
+        *poll(2, {1: [(0, 10), (1, 11), (2, 12)]})), {"int-send-skip", "G0"}),
     "G1a": (seq(send(0, 1, 1, None, type_="fail"), poll(1, {1: [(0, 1)]})), {"G1a"}),
     "precommitted-read": (build(
         (0, "invoke", "txn", [["send", 1, 1], ["poll"]]),
@@ -114,3 +121,17 @@ GOLDEN: dict[str, tuple[list[dict], set[str]]] = {
         (0, "ok", "send", [1, [1, 10]]),
         *poll(3, {1: [(0, 20), (1, 10)]})), {"G1c-realtime"}),
 }
+
+
+def wr_only_pair() -> list[dict]:
+    """Two concurrent transactions, each reading the other's write: a G1c of wr edges alone."""
+    return build((0, "invoke", "txn", [["poll"], ["send", 1, 10]]),
+                 (1, "invoke", "txn", [["poll"], ["send", 2, 20]]),
+                 (0, "ok", "txn", [["poll", {"2": [[0, 20]]}], ["send", 1, [0, 10]]]),
+                 (1, "ok", "txn", [["poll", {"1": [[0, 10]]}], ["send", 2, [0, 20]]]))
+
+
+def future_read() -> list[dict]:
+    """Op 1 completes before op 2 is invoked, yet reads op 2's value: a G1c-realtime of wr and rt edges."""
+    return build((0, "invoke", "txn", [["poll"]]), (0, "ok", "txn", [["poll", {"1": [[0, 10]]}]]),
+                 (1, "invoke", "send", [1, 10]), (1, "ok", "send", [1, [0, 10]]))

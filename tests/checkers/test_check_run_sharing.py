@@ -1,5 +1,6 @@
-"""``check_run``'s sharing: the queue checker's anomalies reused by the invariants checker, and the
-linearizability engine started on the file before the history is read (and never left running)."""
+"""``check_run``'s sharing: one analysis of the history passed to the queue and invariants checkers (no
+module-level cache, no tricks inside the checkers), and the linearizability engine started on the file
+before the history is read (and never left running)."""
 
 import gc
 import json
@@ -11,8 +12,9 @@ import pytest
 
 import checkers.queue as queue
 from checkers.analysis import check_run
+from checkers.invariants import InvariantChecker
 from checkers.linear.runner import LinearChecker
-from checkers.queue_checker import QueueChecker
+from checkers.queue_checker import QueueChecker, find_anomalies
 from checkers.synth import mutate, synth_history
 
 
@@ -23,29 +25,74 @@ def _write(path, ops):
     return str(path)
 
 
-def test_invariants_reuse_the_queue_checkers_anomalies_which_equal_a_fresh_analysis(monkeypatch):
+TRACE_EVENT = {"time": 1, "node": "b1", "kind": "role", "topic": "t", "partition": 0, "replica": 1,
+               "role": "leader", "leader": 1, "leader_epoch": 1}
+
+
+def _count_analyses(monkeypatch) -> list[int]:
+    """Count every ``QueueAnalysis`` built in this process from now on."""
+    built: list[int] = []
+    real_init = queue.QueueAnalysis.__init__
+
+    def init(self, ops, options=None):
+        built.append(1)
+        real_init(self, ops, options)
+
+    monkeypatch.setattr(queue.QueueAnalysis, "__init__", init)
+    return built
+
+
+@pytest.mark.parametrize("with_trace", [False, True])
+def test_check_run_analyses_the_history_once_for_every_checker(tmp_path, monkeypatch, with_trace):
     ops, _ = mutate(synth_history(400, seed=8, p_gap=0.0), "swap-offsets", random.Random(3))
-    fresh = queue.queue_anomalies(ops, {"cycles": False})
-    assert fresh["inconsistent-offsets"] or fresh["realtime-order"]  # the comparison is not of empties
-    QueueChecker({"unseen_deadline_ns": 0}).check({}, ops, [])  # a deadline: its unseen rows differ
-
-    def no_second_analysis(*args, **kwargs):
-        raise AssertionError("the history was analysed again")
-
-    monkeypatch.setattr(queue, "queue_anomalies", no_second_analysis)
-    shared = queue.cached_anomalies(ops)
-    assert set(shared) == set(queue.SHARED_KINDS) and "unseen" not in shared
-    assert shared == {k: fresh[k] for k in queue.SHARED_KINDS}
-    queue.forget_anomalies()
-    with pytest.raises(AssertionError, match="analysed again"):
-        queue.cached_anomalies(ops)
+    path = _write(tmp_path / "h.jsonl", ops)
+    trace = _write(tmp_path / "trace.jsonl", [TRACE_EVENT]) if with_trace else None
+    built = _count_analyses(monkeypatch)
+    res = check_run({}, path, trace, options={"linear": False})
+    assert len(built) == 1
+    # Both checkers read the one analysis: the queue checker's anomalies, the invariants' I7.
+    assert "inconsistent-offsets" in res["checkers"]["queue"]["violations"]
+    assert res["checkers"]["invariants"]["invariants"]["I7"]["valid"] is False
 
 
-def test_check_run_lets_go_of_the_history(tmp_path):
-    path = _write(tmp_path / "h.jsonl", synth_history(300, seed=2, p_gap=0.0))
-    res = check_run({}, path, None, options={"linear": False})
-    assert res["checkers"]["invariants"]["invariants"]["I7"]["valid"] is True  # read the shared kinds
-    assert queue._CACHE == {}
+def test_checkers_given_the_shared_findings_decide_as_they_do_alone():
+    ops, _ = mutate(synth_history(400, seed=8, p_gap=0.0), "swap-offsets", random.Random(3))
+    spec, options, traces = {"final_read_timeout_s": 1}, {"unseen_deadline_ns": 0}, [TRACE_EVENT]
+    findings = find_anomalies(spec, ops, options)
+    assert findings.anomalies["inconsistent-offsets"]  # the comparison is not of empties
+    assert findings.options["unseen_deadline_ns"] == 0
+    assert (QueueChecker(options, findings=findings).check(spec, ops, traces)
+            == QueueChecker(options).check(spec, ops, traces))
+    assert (InvariantChecker(queue=findings).check(spec, ops, traces)
+            == InvariantChecker().check(spec, ops, traces))
+
+
+def test_nothing_is_kept_from_one_check_to_the_next(tmp_path):
+    good_ops = synth_history(300, seed=2, p_gap=0.0)
+    bad_ops, _ = mutate(synth_history(300, seed=2, p_gap=0.0), "swap-offsets", random.Random(1))
+    good, bad = _write(tmp_path / "good.jsonl", good_ops), _write(tmp_path / "bad.jsonl", bad_ops)
+    verdicts = [check_run({}, p, None, options={"linear": False}) for p in (bad, good, bad)]
+    assert [r["checkers"]["invariants"]["invariants"]["I7"]["valid"] for r in verdicts] == [False, True, False]
+    # The checkers themselves keep nothing either: one instance judges two histories independently.
+    checker = InvariantChecker(trace_given=False)
+    assert checker.check({}, bad_ops, [])["invariants"]["I7"]["valid"] is False
+    assert checker.check({}, good_ops, [])["invariants"]["I7"]["valid"] is True
+
+
+def test_the_checkers_neither_fork_nor_pause_the_collector(monkeypatch):
+    import checkers.forked as forked
+
+    monkeypatch.setattr(queue, "PARALLEL_MIN_OPS", 0)  # check_run would fork for a history this small
+    ops = synth_history(300, seed=4, p_gap=0.0)
+
+    def forbidden(*args):
+        raise AssertionError("a checker used a process or collector trick")
+
+    monkeypatch.setattr(forked.os, "fork", forbidden)
+    monkeypatch.setattr(gc, "disable", forbidden)
+    assert QueueChecker().check({}, ops, [])["valid"] is True
+    assert InvariantChecker().check({}, ops, [TRACE_EVENT])["invariants"]["I7"]["valid"] is True
+    assert queue.queue_anomalies(ops)["G0"] == []
 
 
 def test_engine_started_early_gives_the_verdict_of_a_late_start(tmp_path):
@@ -53,25 +100,28 @@ def test_engine_started_early_gives_the_verdict_of_a_late_start(tmp_path):
     bad_ops, _ = mutate(synth_history(300, seed=5, p_gap=0.0), "swap-offsets", random.Random(1))
     bad = _write(tmp_path / "bad.jsonl", bad_ops)
     for path, expected in ((good, True), (bad, False)):
-        late = LinearChecker(time_limit_s=30).check({"_history_path": path}, [], [])
-        early = LinearChecker(time_limit_s=30)
-        early.start(path)
-        got = early.check({"_history_path": path}, [], [])
+        late = LinearChecker(time_limit_s=30, history_path=path).check({}, [], [])
+        early = LinearChecker(time_limit_s=30, history_path=path)
+        early.start()
+        got = early.check({}, [], [])
         assert late["valid"] is got["valid"] is expected
         assert got["keys"].keys() == late["keys"].keys()
-    # Started on one file, asked about another: the engine is rerun on the right one.
-    checker = LinearChecker(time_limit_s=30)
-    checker.start(good)
-    first = checker._started[1].proc
-    assert checker.check({"_history_path": bad}, [], [])["valid"] is False
+    # Started twice: the first engine is stopped, not left behind.
+    checker = LinearChecker(time_limit_s=30, history_path=bad)
+    checker.start()
+    first = checker._started.proc
+    checker.start()
     assert first.poll() is not None
+    assert checker.check({}, [], [])["valid"] is False
+    with pytest.raises(ValueError, match="history_path"):
+        LinearChecker().start()
 
 
 def test_cancel_kills_and_reaps_an_engine_still_running(tmp_path):
     path = _write(tmp_path / "h.jsonl", synth_history(200, seed=1, p_gap=0.0))
-    checker = LinearChecker(time_limit_s=30)
-    checker.start(path)
-    proc = checker._started[1].proc
+    checker = LinearChecker(time_limit_s=30, history_path=path)
+    checker.start()
+    proc = checker._started.proc
     checker.cancel()
     assert proc.returncode is not None  # reaped: no zombie, nothing left running
     checker.cancel()  # twice is harmless
@@ -82,9 +132,9 @@ def test_check_run_leaves_no_engine_behind_when_a_checker_is_interrupted(tmp_pat
     started = []
     real_start = LinearChecker.start
 
-    def start(self, p):
-        real_start(self, p)
-        started.append(self._started[1].proc)
+    def start(self):
+        real_start(self)
+        started.append(self._started.proc)
 
     def interrupted(self, spec, history, traces):
         raise KeyboardInterrupt

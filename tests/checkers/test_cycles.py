@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from checkers.queue import QueueAnalysis
 from checkers.queue_cycles import RT, WR, WW, _acyclic_fast, _build, _sccs
 from checkers.synth import MUTATIONS, mutate, synth_history
-from tests.checkers.fixtures import GOLDEN
+from tests.checkers.fixtures import GOLDEN, future_read, wr_only_pair
 
 
 def full_graph_has_cycle(a):
@@ -25,9 +25,15 @@ def fast_says_cycle(a):
 
 
 def test_golden_cycles_seen_by_both():
-    for name in ("G0", "G1c", "G0-realtime", "G1c-realtime", "realtime-order"):
+    for name in ("G0", "G1c", "G0-realtime", "G1c-realtime", "realtime-order", "int-send-skip"):
         a = QueueAnalysis(GOLDEN[name][0])
         assert full_graph_has_cycle(a) and fast_says_cycle(a), name
+
+
+def test_cycles_without_ww_edges_seen_by_both():
+    for ops in (wr_only_pair(), future_read()):
+        a = QueueAnalysis(ops)
+        assert full_graph_has_cycle(a) and fast_says_cycle(a)
 
 
 @settings(max_examples=40, deadline=None)

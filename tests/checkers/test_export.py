@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import edn_format
+import pytest
 
 from checkers.export import jepsen_op, to_edn, to_jepsen_json, to_parquet
 from checkers.linear.formats import read_edn
@@ -44,7 +45,7 @@ def test_json_export_is_valid_json_array():
 
 
 def test_parquet_export(tmp_path):
-    import pyarrow.parquet as pq
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow comes with the optional 'spark' extra")
     ops = synth_history(30, seed=2)
     n = to_parquet(ops, str(tmp_path / "h.parquet"))
     table = pq.read_table(tmp_path / "h.parquet")
@@ -55,8 +56,39 @@ def test_parquet_export(tmp_path):
 def test_export_cli(tmp_path):
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in GOLDEN["unseen"][0]) + "{bad\n")
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "export", "--history", str(path), "--format",
+    proc = subprocess.run([sys.executable, "-m", "harness.app.cli", "export", "--history", str(path), "--format",
                            "edn"], capture_output=True, text=True)
     assert proc.returncode == 0
     assert proc.stdout.count("\n") == 2 and ":f :send" in proc.stdout
     assert "malformed line" in proc.stderr and ":3:" in proc.stderr
+
+
+def export(*argv):
+    return subprocess.run([sys.executable, "-m", "harness.app.cli", "export", *argv], capture_output=True,
+                          text=True)
+
+
+def test_export_refuses_unusable_inputs_with_one_line(tmp_path):
+    good = tmp_path / "h.jsonl"
+    good.write_text("".join(json.dumps(op) + "\n" for op in GOLDEN["unseen"][0]))
+    edn = tmp_path / "h.edn"
+    edn.write_text(to_edn(GOLDEN["unseen"][0]))
+    garbage = tmp_path / "g.jsonl"
+    garbage.write_text("nothing here\n")
+    cases = [(["--history", str(good), "--format", "parquet"], "--out is required with --format parquet"),
+             (["--history", str(tmp_path / "none.jsonl")], "--history"),
+             (["--history", str(edn)], "EDN history"),
+             (["--history", str(garbage)], "no line of it is a history op")]
+    for argv, needle in cases:
+        proc = export(*argv)
+        last = proc.stderr.strip().splitlines()[-1]
+        assert proc.returncode == 2 and needle in last and not proc.stdout, (argv, proc.stderr)
+    assert not list(tmp_path.glob("*.parquet"))
+
+
+def test_export_counts_malformed_lines(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(op) + "\n" for op in GOLDEN["unseen"][0]) + "{bad\n" * 500)
+    proc = export("--history", str(path), "--format", "json")
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)) == len(GOLDEN["unseen"][0])
+    assert len(proc.stderr.splitlines()) == 6 and "495 more malformed lines (500 in all)" in proc.stderr

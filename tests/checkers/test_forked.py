@@ -90,7 +90,7 @@ def test_child_failure_falls_back_to_this_process():
 def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds):
     ops = synth_history(200, seed=3)
     before = _children()
-    checker = QueueChecker({}, side=None)
+    checker = QueueChecker({})
     with pytest.raises(RuntimeError), q.no_gc():
         side = q.start_side(ops, {})
         assert side is not None

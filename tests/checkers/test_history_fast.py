@@ -1,4 +1,4 @@
-"""checkers.history_fast.read_ops returns exactly what harness.history.iter_history returns."""
+"""checkers.history_fast.read_ops returns exactly what harness.core.history.iter_history returns."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 
 from checkers.history_fast import read_ops
 from checkers.synth import synth_history
-from harness.history import iter_history
+from harness.core.history import iter_history
 
 
 def _both(path, block_bytes=1 << 20):

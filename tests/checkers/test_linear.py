@@ -16,11 +16,8 @@ from checkers.linear.models import MODELS, UNKNOWN
 from checkers.linear.wgl import INF, Operation, check_operations
 from checkers.synth import mutate, synth_history
 
-# The porcupine corpus ships in ../shared beside the checkout (KRAFTCHECK_BENCH_DATA overrides).
-CORPUS = os.environ.get(
-    "KRAFTCHECK_BENCH_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "bench-data"),
-) + "/porcupine"
+# porcupine's test corpus (MIT; tests/data/porcupine/SOURCE.md says where it comes from).
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "porcupine")
 # porcupine_test.go (TestEtcdJepsen000..102): these files are linearizable, all others are not; 095 is absent
 # from porcupine's tests (the etcd cluster failed to start).
 ETCD_LINEARIZABLE = {2, 5, 7, 18, 25, 31, 38, 45, 48, 49, 51, 53, 56, 67, 75, 76, 80, 87, 92, 98, 100, 101, 102}

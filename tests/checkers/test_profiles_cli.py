@@ -5,9 +5,9 @@ import subprocess
 import sys
 
 from checkers.analysis import check_run
-from checkers.cli import main as check_main
 from checkers.profiles import apply_override, derive_profile
 from checkers.synth import synth_history
+from harness.app.commands.check import main as check_main
 from tests.checkers.fixtures import GOLDEN
 
 LOSSY = [{"index": 100, "time": 1, "type": "invoke", "process": "nemesis", "f": "power-loss", "value": None},
@@ -87,10 +87,10 @@ def test_malformed_lines_reported_rest_checked(tmp_path, capsys):
 def test_exit_codes_via_dispatcher(tmp_path):
     ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
     unseen = write(tmp_path / "unseen.jsonl", GOLDEN["unseen"][0])
-    run = [sys.executable, "-m", "harness.cli", "check", "--no-linear", "--history"]
+    run = [sys.executable, "-m", "harness.app.cli", "check", "--no-linear", "--history"]
     assert subprocess.run(run + [ok], capture_output=True).returncode == 0
     assert subprocess.run(run + [unseen], capture_output=True).returncode == 2
-    assert subprocess.run(run + [str(tmp_path / "missing.jsonl")], capture_output=True).returncode == 255
+    assert subprocess.run(run + [str(tmp_path / "missing.jsonl")], capture_output=True).returncode == 2
 
 
 def test_a_raising_checker_is_unknown_not_a_crash(tmp_path, monkeypatch):
@@ -149,3 +149,126 @@ def test_whole_check_with_linearizability_on_valid_and_broken_histories(tmp_path
         broken, _ = mutate(ops, "swap-offsets", random.Random(1))
         res = check_run({}, write(tmp_path / f"{name}-broken.jsonl", broken), None)
         assert res["checkers"]["linear"]["valid"] is False
+
+
+# -- strict inputs: one line naming the flag, exit 2 -----------------------------------------------------
+
+def check_error(capsys, argv):
+    """Run ``kraftcheck check`` expecting an input error; return its one stderr line."""
+    code = check_main(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and not captured.out, (code, captured)
+    assert lines[0].startswith("kraftcheck check: error: ")
+    return lines[0]
+
+
+def test_a_missing_trace_is_an_error_not_a_run_without_trace(tmp_path, capsys):
+    ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
+    line = check_error(capsys, ["--history", ok, "--trace", str(tmp_path / "trace.jsonl"), "--no-linear"])
+    assert "--trace" in line and "trace.jsonl: no such file" in line
+
+
+def test_missing_or_unreadable_history_and_spec(tmp_path, capsys):
+    ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
+    assert "--history" in check_error(capsys, ["--history", str(tmp_path / "none.jsonl")])
+    assert "is a directory" in check_error(capsys, ["--history", str(tmp_path)])
+    line = check_error(capsys, ["--history", ok, "--spec", str(tmp_path / "spec.json")])
+    assert "--spec" in line and "no such file" in line
+    assert "is a directory" in check_error(capsys, ["--history", ok, "--trace", str(tmp_path)])
+
+
+def test_a_malformed_spec_names_the_file(tmp_path, capsys):
+    ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
+    spec = tmp_path / "spec.json"
+    cases = [("{torn", "not valid JSON"), ("[]", "must be a JSON object"),
+             ('{"acks": "most"}', "acks"), ('{"min_isr": "2"}', "min_isr"), ('{"min-isr": 2}', "unknown spec key"),
+             ('{"nemesis": "kill,meteor"}', "meteor"), ('{"flush_messages": NaN}', "NaN")]
+    for text, needle in cases:
+        spec.write_text(text)
+        line = check_error(capsys, ["--history", ok, "--spec", str(spec), "--no-linear"])
+        assert "--spec" in line and str(spec) in line and needle in line, line
+
+
+def test_a_valid_partial_spec_is_used(tmp_path, capsys):
+    lost = write(tmp_path / "lost.jsonl", GOLDEN["lost-write"][0])
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"acks": 1}')
+    assert check_main(["--history", lost, "--spec", str(spec), "--no-linear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["profile"]["statuses"]["lost-write"] == "allowed"
+
+
+def test_a_history_with_no_usable_line_is_an_error(tmp_path, capsys):
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("garbage.jsonl", "not json\n{}\n[1]\n"),
+                       ("csv.jsonl", "index,time,type\n0,1,invoke\n")):
+        (tmp_path / name).write_text(text)
+        line = check_error(capsys, ["--history", str(tmp_path / name), "--no-linear"])
+        assert "--history" in line and name in line and "no line of it is a history op" in line
+
+
+def test_bad_profile_and_time_limit_are_usage_errors(tmp_path, capsys):
+    ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
+    assert "unknown status" in check_error(capsys, ["--history", ok, "--profile", "lost-write=fine"])
+    assert "--linear-time-limit" in check_error(capsys, ["--history", ok, "--linear-time-limit", "nan"])
+
+
+def test_thousands_of_malformed_lines_are_counted_not_listed(tmp_path, capsys):
+    path = write(tmp_path / "h.jsonl", GOLDEN["lost-write"][0], ["{not json"] * 3000)
+    assert check_main(["--history", path, "--no-linear"]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.err.splitlines()) == 6 and "2995 more malformed lines (3000 in all)" in captured.err
+    assert sum("malformed" in line for line in captured.out.splitlines()) == 6
+
+
+S = 1_000_000_000
+
+
+def lossy_op(f, nodes, start, end, index=200, partitions=("queue-0",)):
+    """A lossy fault on ``nodes`` invoked at ``start`` s and completed at ``end`` s (with its evidence)."""
+    value = {"nodes": nodes, "effective": True, "leo_before": {n: {p: 5 for p in partitions} for n in nodes}}
+    return [{"index": index, "time": start * S, "type": "invoke", "process": "nemesis", "f": f, "value": {}},
+            {"index": index + 1, "time": end * S, "type": "ok", "process": "nemesis", "f": f, "value": value}]
+
+
+def heal(nodes, at, index=300):
+    return [{"index": index, "time": at * S, "type": "invoke", "process": "nemesis", "f": "start", "value": {}},
+            {"index": index + 1, "time": at * S, "type": "ok", "process": "nemesis", "f": "start",
+             "value": {"nodes": nodes}}]
+
+
+KIP = {"variant": "kip966", "min_isr": 2, "replica_lag_time_max_ms": 1000}
+
+
+def test_sequential_power_losses_stay_forbidden():
+    # three power losses, one node each, each healed (restart + 1 s lag window) before the next
+    ops = lossy_op("power-loss", ["n1"], 10, 12) + lossy_op("power-loss", ["n2"], 20, 22, 210) + \
+        lossy_op("power-loss", ["n3"], 30, 32, 220)
+    prof = derive_profile(KIP, ops, has_final=True)
+    assert prof["statuses"]["lost-write"] == "forbidden"
+    assert "at most 1 replica(s)" in prof["reasons"]["lost-write"]
+
+
+def test_overlapping_losses_of_min_isr_replicas_are_allowed():
+    # n1 loses power; before its lag window after the restart is over, n2 loses power too
+    ops = lossy_op("power-loss", ["n1"], 10, 12) + lossy_op("power-loss", ["n2"], 12.5, 14, 210)
+    prof = derive_profile(KIP, ops, has_final=True)
+    assert prof["statuses"]["lost-write"] == "allowed"
+    assert "n1, n2" in prof["reasons"]["lost-write"] and "partition 0" in prof["reasons"]["lost-write"]
+    # one op hitting two nodes at once (correlated power loss) is one window with both
+    both = derive_profile(KIP, lossy_op("power-loss", ["n1", "n2"], 10, 12), has_final=True)
+    assert both["statuses"]["lost-write"] == "allowed"
+
+
+def test_losses_on_different_partitions_do_not_add_up():
+    ops = lossy_op("power-loss", ["n1"], 10, 12, partitions=("queue-0",)) + \
+        lossy_op("power-loss", ["n2"], 11, 13, 210, partitions=("queue-1",))
+    assert derive_profile(KIP, ops, has_final=True)["statuses"]["lost-write"] == "forbidden"
+
+
+def test_lose_unsynced_lasts_until_the_node_restarts():
+    # n1 drops unsynced data but keeps running: the loss is in place until its restart
+    ops = lossy_op("lose-unsynced", ["n1"], 10, 10.1) + lossy_op("power-loss", ["n2"], 40, 42, 210)
+    assert derive_profile(KIP, ops, has_final=True)["statuses"]["lost-write"] == "allowed"
+    healed = lossy_op("lose-unsynced", ["n1"], 10, 10.1) + heal(["n1"], 20) + \
+        lossy_op("power-loss", ["n2"], 40, 42, 210)
+    assert derive_profile(KIP, healed, has_final=True)["statuses"]["lost-write"] == "forbidden"

@@ -40,6 +40,10 @@ def test_shapes_are_the_contract():
     assert r["nonmonotonic-send"] == [{"key": 1, "process": 0, "ops": [1, 3], "values": [1, 2], "delta": -1}]
     r = queue_anomalies(GOLDEN["int-nonmonotonic-send"][0])
     assert r["int-nonmonotonic-send"] == [{"key": 1, "op": 1, "pos": 1, "values": [1, 2], "delta": -1}]
+    r = queue_anomalies(GOLDEN["int-send-skip"][0])
+    assert r["int-send-skip"] == [{"key": 1, "op": 3, "pos": 1, "values": [10, 12], "delta": 2,
+                                   "skipped": [11]}]
+    assert r["G0"][0]["cycle"] == [2, 3]
     r = queue_anomalies(GOLDEN["G1a"][0])
     assert r["G1a"] == [{"key": 1, "value": 1, "writer": 1, "reader": 3}]
     r = queue_anomalies(GOLDEN["precommitted-read"][0])
@@ -72,8 +76,8 @@ def test_cycles_can_be_switched_off():
     assert not any(r.values())
 
 
-def test_spark_kinds_are_the_non_cycle_kinds():
-    assert set(SPARK_KINDS) == set(KINDS) - {"G0", "G1c", "G0-realtime", "G1c-realtime"}
+def test_spark_kinds_are_the_non_cycle_kinds_but_int_send_skip():
+    assert set(SPARK_KINDS) == set(KINDS) - {"G0", "G1c", "G0-realtime", "G1c-realtime", "int-send-skip"}
 
 
 def test_seek_to_beginning_makes_a_late_first_read_a_skip():

@@ -9,8 +9,8 @@ import random
 import sys
 import time
 
-from harness.context import RunContext
-from harness.hosts import make_host
+from harness.core.context import RunContext
+from harness.core.hosts import make_host
 from nemesis.registry import build_package
 from tests.nemesis.standin import StandInCluster
 

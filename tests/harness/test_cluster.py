@@ -1,15 +1,15 @@
-"""Unit tests of harness.cluster's pure parts: node configs, trace merging, data listings."""
+"""Unit tests of harness.core.cluster's pure parts: node configs, trace merging, data listings."""
 
 import json
 
-from harness.cluster import (
+from harness.core.cluster import (
     RefCluster,
     data_listing,
     read_trace_file,
     render_properties,
     write_merged_trace,
 )
-from harness.spec import normalize
+from harness.core.spec import normalize
 
 
 class DirHost:

@@ -1,8 +1,8 @@
-"""Unit tests of harness.generator: mix, stagger, time limit, phases, determinism (no cluster)."""
+"""Unit tests of harness.core.generator: mix, stagger, time limit, phases, determinism (no cluster)."""
 
 import random
 
-from harness.generator import (
+from harness.core.generator import (
     PENDING,
     FnGen,
     GenContext,

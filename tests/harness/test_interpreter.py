@@ -1,13 +1,16 @@
-"""Unit tests of harness.interpreter with scripted in-memory clients (pure logic, no cluster)."""
+"""Unit tests of harness.core.interpreter with scripted in-memory clients (pure logic, no cluster)."""
 
 import random
 import threading
 import time
 
-from harness.context import RunContext
-from harness.generator import FnGen, Limit, Once, QueueOps, Stagger, TimeLimit
-from harness.history import HistoryWriter, pair_ops, read_history
-from harness.interpreter import Interpreter
+from harness.core.context import RunContext
+from harness.core.generator import FnGen, Limit, Once, QueueOps, Stagger, TimeLimit
+from harness.core.history import HistoryWriter, pair_ops, read_history
+from harness.core.interpreter import Interpreter
+from nemesis.compose import ComposedNemesis
+from nemesis.registry import NemesisPackage, families
+from nemesis.schedule import Schedule
 
 
 class ScriptedClient:
@@ -49,7 +52,8 @@ def ops_of(tmp_path):
 
 
 def test_every_invoke_completes_once_per_process(tmp_path):
-    run, interp, _, _ = make(tmp_path, lambda op: "ok", concurrency=3)
+    # A generous timeout: on a loaded machine a 0.3 s budget can expire and retire a process (info).
+    run, interp, _, _ = make(tmp_path, lambda op: "ok", concurrency=3, timeout=30.0)
     stats = interp.run_phase(Limit(QueueOps(keys=2), 60))
     run.history.close()
     ops = ops_of(tmp_path)
@@ -58,7 +62,9 @@ def test_every_invoke_completes_once_per_process(tmp_path):
     assert stats.by_type["ok"] == 60 and stats.finished
     assert [op["index"] for op in ops] == list(range(len(ops)))
     assert all(isinstance(op["time"], int) for op in ops)
-    assert {op["process"] for op in ops} == {0, 1, 2}
+    # No process was retired (a retired slot continues as process 3, 4, ...); which of the three slots got
+    # ops is up to thread scheduling.
+    assert {op["process"] for op in ops} <= {0, 1, 2}
 
 
 def test_timeout_is_info_and_retires_the_process(tmp_path):
@@ -125,23 +131,49 @@ def test_max_duration_bounds_a_phase(tmp_path):
     assert not stats.finished
 
 
-def test_nemesis_ops_recorded_with_process_nemesis(tmp_path):
-    class Nem:
-        def invoke(self, run, op):
-            if op["f"] == "boom":
-                raise RuntimeError("no such node")
-            return dict(op, type="ok", value={"killed": 123, "effective": True})
+class ScriptedNemesis:
+    """A nemesis member that kills without a cluster: ``kill`` succeeds, ``start`` raises."""
 
-    run, interp, _, _ = make(tmp_path, lambda op: "ok", concurrency=1)
-    interp.nemesis = Nem()
-    todo = [{"f": "kill", "value": {"target": "one"}}, {"f": "boom", "value": None}]
-    interp.run_phase(None, nemesis_gen=FnGen(lambda ctx: todo.pop(0) if todo else None))
+    def fs(self):
+        return {"kill", "start"}
+
+    def setup(self, run):
+        pass
+
+    def invoke(self, run, op):
+        if op["f"] == "start":
+            raise RuntimeError("no such node")
+        return dict(op, type="ok", value={"killed": 123, "effective": True})
+
+    def heal_all(self, run):
+        return {"effective": True}
+
+    def teardown(self, run):
+        pass
+
+
+def test_nemesis_ops_interleave_with_client_ops_in_one_history(tmp_path):
+    # As in the runner: the nemesis package runs its schedule on its own thread while the interpreter
+    # runs the clients, both recording into the run's history.
+    run, interp, _, _ = make(tmp_path, lambda op: "ok", concurrency=2)
+    package = NemesisPackage(["kill"], ComposedNemesis({"process": ScriptedNemesis()}),
+                             Schedule([families()["kill"]], seed=1, interval_s=0.05))
+    stop = threading.Event()
+    nemesis = threading.Thread(target=package.run, args=(run, time.monotonic() + 0.6, stop))
+    nemesis.start()
+    interp.run_phase(TimeLimit(Stagger(QueueOps(keys=2), rate=100.0), 0.6))
+    nemesis.join(5)
     run.history.close()
     ops = ops_of(tmp_path)
-    assert all(op["process"] == "nemesis" for op in ops)
-    assert [(op["f"], op["type"]) for op in ops] == [("kill", "invoke"), ("kill", "ok"), ("boom", "invoke"),
-                                                     ("boom", "info")]
-    assert ops[1]["value"]["killed"] == 123 and "no such node" in ops[3]["error"]
+    pairs, problems = pair_ops(ops)
+    assert not problems and all(c is not None for _, c in pairs)
+    faults = [op for op in ops if op["process"] == "nemesis"]
+    assert len(faults) >= 4 and len(faults) < len(ops)
+    assert [op["index"] for op in ops] == list(range(len(ops)))
+    kills = [op for op in faults if op["f"] == "kill" and op["type"] != "invoke"]
+    starts = [op for op in faults if op["f"] == "start" and op["type"] != "invoke"]
+    assert kills and all(op["type"] == "ok" and op["value"]["killed"] == 123 for op in kills)
+    assert starts and all(op["type"] == "info" and "no such node" in op["error"] for op in starts)
 
 
 def test_a_broken_generator_is_reported_not_swallowed(tmp_path):

@@ -24,7 +24,7 @@ def test_options_reach_the_fixture(pytester):
 def test_a_failing_run_prints_store_and_replay_command(pytester):
     # The runner is replaced inside the inner session only: this checks the plugin's reporting, not runs.
     pytester.makepyfile("""
-        import harness.runner as runner
+        import harness.app.runner as runner
         from pathlib import Path
 
         def fake_execute(spec, store_root, progress=True, report=True, out=None):
@@ -37,7 +37,8 @@ def test_a_failing_run_prints_store_and_replay_command(pytester):
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*kraftcheck*", "*store:*queue/RUN*", "*replay: kraftcheck run --replay *spec.json*"])
+    result.stdout.fnmatch_lines(["*kraftcheck*", "*store:*queue/RUN*", "*verdict: invalid (exit code 1)*",
+                                 "*replay: kraftcheck run --replay *spec.json*"])
 
 
 def test_passing_tests_print_nothing_extra(pytester):

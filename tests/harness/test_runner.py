@@ -2,13 +2,8 @@
 
 import json
 
-from harness.history import HistoryWriter
-from harness.runner import _Teardown, check_store, docker_engine_missing, exit_code_for, verdict_word
-
-
-def test_exit_codes_and_words():
-    assert [exit_code_for(v) for v in (True, False, "unknown", None)] == [0, 1, 2, 2]
-    assert [verdict_word(v) for v in (True, False, "unknown")] == ["valid", "INVALID", "unknown"]
+from harness.app.runner import _Teardown, check_store, docker_engine_missing
+from harness.core.history import HistoryWriter
 
 
 def test_teardown_runs_once_in_reverse_and_survives_failures():

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from harness.history import pair_ops, read_history
-from harness.runner import exit_code_for
+from harness.core.history import pair_ops, read_history
+from harness.core.verdict import Verdict
 
 pytestmark = pytest.mark.jepsen
 
@@ -23,8 +23,8 @@ def assert_complete_valid_run(outcome, backend):
     run = outcome.run_dir
     results = json.loads((run / "results.json").read_text())
     verdicts = {k: v.get("valid") for k, v in results.get("checkers", {}).items()}
-    print(f"verdict {results['valid']} {verdicts} notes {results.get('harness_notes')}")
-    assert outcome.exit_code == exit_code_for(results["valid"]), \
+    print(f"verdict {results['verdict']} {verdicts} reasons {results.get('reasons')}")
+    assert outcome.exit_code == Verdict.of(results).exit_code, \
         (results.get("harness_notes"), results.get("harness_error"), verdicts)
     assert "harness_error" not in results
     assert verdicts["queue"] is True, results["checkers"]["queue"]
@@ -59,7 +59,7 @@ def test_local_run_with_kill_nemesis(kraftcheck_run):
 
 
 def test_docker_run_with_kill_nemesis(kraftcheck_run):
-    from harness.commands.run import docker_problem
+    from harness.app.commands.run import docker_problem
 
     problem = docker_problem()
     if problem:

@@ -6,16 +6,17 @@ import json
 
 import pytest
 
-from harness import scenarios
-from harness.commands import scenario as command
-from harness.scenarios import lrs, observe
-from harness.scenarios.script import scenario_argv, scenario_html
+from harness.app import scenarios
+from harness.app.commands import scenario as command
+from harness.app.scenarios import lrs, observe
+from harness.app.scenarios.script import scenario_argv
+from reports.scenario_block import scenario_html
 
 # -- registry -------------------------------------------------------------------------------------------
 
 
 def test_registry_lists_and_resolves_last_replica_standing_and_its_alias():
-    assert scenarios.names() == ["last-replica-standing"]
+    assert "last-replica-standing" in scenarios.names()
     s = scenarios.get("last-replica-standing")
     assert s.name == "last-replica-standing" and s.variants == ("v3.5", "kip966")
     assert s.script is lrs.script and s.judge is lrs.judge
@@ -64,16 +65,19 @@ def test_replay_argv_repeats_backend_variant_and_seed():
 # -- command-line errors (no cluster is started for any of them) ------------------------------------------
 
 
-def test_list_prints_every_scenario(capsys):
+def test_list_prints_every_scenario_with_its_seed_section_and_expectations(capsys):
     assert command.main(["--list"]) == 0
     out = capsys.readouterr().out
-    assert "last-replica-standing" in out and "v3.5 | kip966" in out
+    for name in scenarios.names():
+        assert f"{name}  [" in out
+    assert "last-replica-standing  [v3.5: expected-failure, kip966: valid]" in out
+    assert "reproduces: seed 002 (KIP-435" in out and "reproduces: seed 003 (KIP-860" in out
 
 
 @pytest.mark.parametrize("argv, needle", [
     ([], "a scenario name is required"),
     (["no-such-scenario"], "unknown scenario 'no-such-scenario'"),
-    (["lrs", "--seed", "-3"], "seed: must be >= 0"),
+    (["lrs", "--seed", "-3"], "seed (--seed): must be >= 0"),
 ])
 def test_argument_errors_exit_2_with_a_message(argv, needle, capsys, tmp_path):
     assert command.main([*argv, "--store", str(tmp_path)]) == 2
@@ -98,17 +102,15 @@ def test_local_backend_without_root_is_refused_clearly(monkeypatch, capsys, tmp_
 
 
 def test_docker_backend_without_an_engine_is_refused_clearly(monkeypatch, capsys, tmp_path):
-    import harness.commands.run as run_command
-
-    monkeypatch.setattr(run_command, "docker_problem", lambda: "cannot reach a Docker engine (test)")
+    monkeypatch.setattr(command, "docker_problem", lambda: "cannot reach a Docker engine (test)")
     assert command.main(["lrs", "--backend", "docker", "--store", str(tmp_path)]) == 255
     assert "cannot reach a Docker engine" in capsys.readouterr().err
 
 
 def test_dispatcher_routes_scenario():
-    from harness.cli import SUBCOMMANDS
+    from harness.app.cli import SUBCOMMANDS
 
-    assert SUBCOMMANDS["scenario"][0] == "harness.commands.scenario"
+    assert SUBCOMMANDS["scenario"][0] == "harness.app.commands.scenario"
 
 
 # -- reading the trace ------------------------------------------------------------------------------------
@@ -125,7 +127,7 @@ def ctl(time, **state):
 
 
 def lrs_trace(variant):
-    """The controller's and replicas' events of PROTOCOL.md 5.1 (leader 1), times in seconds * 1e9."""
+    """The controller's and replicas' events of docs/protocol-rules.md 5.1 (leader 1), times in s * 1e9."""
     s = int(1e9)
     events = [
         ctl(1 * s),
@@ -292,14 +294,14 @@ class _Run:
 def scripted_runner(tmp_path):
     import io
 
-    from harness.scenarios.script import ScriptedRunner
+    from harness.app.scenarios.script import ScriptedRunner
 
     spec = {"backend": "local", "variant": "v3.5", "seed": 3, "test_name": "last-replica-standing"}
     return ScriptedRunner(scenarios.get("lrs"), spec, tmp_path, progress=False, report=False, out=io.StringIO())
 
 
 def test_wait_for_returns_the_observation_or_names_what_it_waited_for(tmp_path):
-    from harness.scenarios.script import ScenarioError
+    from harness.app.scenarios.script import ScenarioError
 
     runner, run = scripted_runner(tmp_path), _Run()
     seen = iter([(False, "isr [1,2,3]"), (True, "isr [1]")])
@@ -323,7 +325,7 @@ def test_steps_are_recorded_logged_and_printed(tmp_path):
 
 
 def test_a_fault_that_did_not_take_effect_stops_the_script(tmp_path):
-    from harness.scenarios.script import ScenarioError
+    from harness.app.scenarios.script import ScenarioError
 
     runner, run = scripted_runner(tmp_path), _Run()
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from harness import scenarios
-from harness.commands.scenario import build_scenario_spec, environment_problem
+from harness.app import scenarios
+from harness.app.commands.scenario import build_scenario_spec, environment_problem
 
 pytestmark = pytest.mark.jepsen
 
@@ -25,7 +25,7 @@ def run_lrs(tmp_path, backend, variant, seed=20):
     problem = environment_problem(scenario, backend)
     if problem:
         pytest.skip(problem)
-    from harness.scenarios.script import ScriptedRunner
+    from harness.app.scenarios.script import ScriptedRunner
 
     args = argparse.Namespace(backend=backend, variant=variant, seed=seed)
     spec = build_scenario_spec(scenario, args, ["last-replica-standing"])

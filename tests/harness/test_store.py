@@ -1,11 +1,11 @@
-"""Unit tests of harness.store: layout, latest link, atomic JSON, resolving run directories."""
+"""Unit tests of harness.core.store: layout, latest link, atomic JSON, resolving run directories."""
 
 import os
 from datetime import UTC, datetime
 
 import pytest
 
-from harness import store
+from harness.core import store
 
 
 def test_store_root_precedence(tmp_path, monkeypatch):
@@ -38,6 +38,23 @@ def test_write_json_is_atomic_and_readable(tmp_path):
     path = store.write_json(tmp_path / "x" / "results.json", {"valid": True, "n": 1})
     assert store.read_json(path) == {"valid": True, "n": 1}
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_json_files_get_the_same_mode_as_the_streamed_history(tmp_path, umask):
+    from harness.core.history import HistoryWriter
+
+    old = os.umask(umask)
+    try:
+        results = store.write_json(tmp_path / store.RESULTS, {"valid": True})
+        spec = store.write_json(tmp_path / store.SPEC, {})
+        with HistoryWriter(tmp_path / store.HISTORY) as writer:
+            writer.append({"type": "invoke", "process": 0, "f": "send", "value": None})
+    finally:
+        os.umask(old)
+    mode = (tmp_path / store.HISTORY).stat().st_mode & 0o777
+    assert mode == 0o666 & ~umask
+    assert results.stat().st_mode & 0o777 == mode and spec.stat().st_mode & 0o777 == mode
 
 
 def test_resolve_run_dir(tmp_path):

@@ -53,13 +53,13 @@ def test_power_loss_of_a_reference_broker(tmp_path, state_env, backend):
     loss drops it and the broker restarts with a lower log end offset."""
     from kafka import KafkaProducer
 
-    from harness.cluster import RefCluster
-    from harness.context import RunContext
-    from harness.hosts import make_host
-    from harness.spec import build_spec
+    from harness.core.cluster import RefCluster
+    from harness.core.context import RunContext
+    from harness.core.hosts import make_host
+    from harness.core.spec import build_spec
 
     if backend == "docker":
-        from harness.image import ImageError, docker_client
+        from harness.core.image import ImageError, docker_client
 
         try:
             docker_client()

@@ -2,8 +2,9 @@
 
 import pytest
 
-from harness.hosts.state import proc_state
-from nemesis.coverage import coverage_table, verdict_cap
+from harness.core.hosts.state import proc_state
+from harness.core.verdict import coverage_reasons
+from nemesis.coverage import coverage_table
 from nemesis.registry import build_package
 
 pytestmark = pytest.mark.jepsen
@@ -46,10 +47,10 @@ def test_kill_pause_stop_each_prove_their_effect(any_run):
     finally:
         pkg.teardown(run)
     run.history.close()
-    from harness.history import read_history
+    from harness.core.history import read_history
 
     table = coverage_table(read_history(run.history.path).ops, "kill,pause,stop")
-    assert verdict_cap(table) == (True, [])
+    assert coverage_reasons(table) == []
 
 
 def test_kill_of_a_node_that_is_down_is_not_effective(local_run):

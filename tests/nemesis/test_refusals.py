@@ -4,30 +4,32 @@ from types import SimpleNamespace
 
 import pytest
 
+from harness.core.hosts import local
+from harness.core.hosts.local import LocalHost
 from nemesis import disk, net
 from nemesis.base import NemesisUnsupported
 from nemesis.compose import ComposedNemesis
 
 
-def _local_run():
-    return SimpleNamespace(host=SimpleNamespace(name="local", run_id="r", node_gid=lambda n: 1), spec={},
-                           node_env={}, cluster=None)
+def test_local_host_without_root_refuses_partitions_and_fsync_loss(tmp_path, state_env, monkeypatch):
+    """The refusal and its hint come from the local host's abilities (the nemeses never ask for root)."""
+    host = LocalHost(tmp_path)
+    monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
+    run = SimpleNamespace(host=host, spec={}, node_env={}, cluster=None)
+    try:
+        with pytest.raises(NemesisUnsupported, match="need root.*--backend docker"):
+            net.NetNemesis().setup(run)
+        with pytest.raises(NemesisUnsupported, match="needs root.*--backend docker"):
+            disk.DiskNemesis().setup(run)
+    finally:
+        host.teardown()
 
 
-def test_partitions_and_fsync_loss_refuse_without_root(monkeypatch):
-    monkeypatch.setattr(net.os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(disk.os, "geteuid", lambda: 1000)
-    with pytest.raises(NemesisUnsupported, match="need root.*--backend docker"):
-        net.NetNemesis().setup(_local_run())
-    with pytest.raises(NemesisUnsupported, match="needs root.*--backend docker"):
-        disk.DiskNemesis().setup(_local_run())
-
-
-def test_unknown_backend_is_refused():
-    run = SimpleNamespace(host=SimpleNamespace(name="ssh"))
-    with pytest.raises(NemesisUnsupported):
+def test_a_host_without_abilities_is_refused():
+    run = SimpleNamespace(host=SimpleNamespace(name="ssh"), spec={}, node_env={}, cluster=None)
+    with pytest.raises(NemesisUnsupported, match="ssh host.*NetworkRules"):
         net.NetNemesis().setup(run)
-    with pytest.raises(NemesisUnsupported):
+    with pytest.raises(NemesisUnsupported, match="ssh host.*FuseMounts"):
         disk.DiskNemesis().setup(run)
 
 

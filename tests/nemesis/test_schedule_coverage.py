@@ -4,8 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.history import HistoryWriter, read_history
-from nemesis.coverage import coverage_table, requested_families, verdict_cap
+from harness.core.history import HistoryWriter, read_history
+from harness.core.verdict import coverage_reasons
+from nemesis.coverage import coverage_table, requested_families
 from nemesis.registry import build_package, families
 from nemesis.schedule import Schedule
 
@@ -45,7 +46,8 @@ def test_requested_families_expands_all():
 
 
 def _history(*ops):
-    return [{"process": "nemesis", **op} for op in ops]
+    """Nemesis ops one second apart."""
+    return [{"process": "nemesis", "time": i * 1_000_000_000, **op} for i, op in enumerate(ops)]
 
 
 def test_coverage_counts_and_verdict_cap():
@@ -60,15 +62,18 @@ def test_coverage_counts_and_verdict_cap():
         {"type": "info", "f": "pause", "value": {}, "error": "boom"},
     )
     table = coverage_table(ops, "kill,pause,partition")
+    # kill in place from its invocation (0 s) to the ok start (3 s); the pauses from 4 s, never resumed,
+    # to the last op (7 s)
     assert table["kill"] == {"requested": True, "attempted": 1, "effective": 1, "failed": 0,
-                             "by_f": {"kill": {"attempted": 1, "effective": 1}}}
+                             "by_f": {"kill": {"attempted": 1, "effective": 1}}, "in_place_s": 3.0}
     assert table["pause"]["attempted"] == 2 and table["pause"]["effective"] == 0
-    assert table["partition"]["attempted"] == 0
-    cap, reasons = verdict_cap(table)
-    assert cap == "unknown"
+    assert table["pause"]["in_place_s"] == 3.0
+    assert table["partition"]["attempted"] == 0 and table["partition"]["in_place_s"] == 0
+    reasons = coverage_reasons(table)
+    assert len(reasons) == 2
     assert any("'pause'" in r and "never proven" in r for r in reasons)
     assert any("'partition'" in r and "never attempted" in r for r in reasons)
-    assert verdict_cap(coverage_table(ops, "kill")) == (True, [])
+    assert coverage_reasons(coverage_table(ops, "kill")) == []
 
 
 class _FakeNemesis:

@@ -1,4 +1,4 @@
-"""A small store of runs (DESIGN.md section 2 layout) built from synthetic histories with nemesis ops."""
+"""A small store of runs (layout: docs/architecture.md) built from synthetic histories with nemesis ops."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from checkers.queue import queue_anomalies
-from harness.history import pair_ops
+from harness.core.history import pair_ops
 from spark_analysis.aggregate import aggregate_store, fault_mix
 from spark_analysis.intervals import fault_intervals, state_at
 from spark_analysis.queue_jobs import KINDS

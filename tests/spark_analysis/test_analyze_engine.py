@@ -5,7 +5,7 @@ import json
 import pytest
 
 from checkers.analysis import check_run
-from harness.cli import main
+from harness.app.cli import main
 from spark_analysis.engine import NOT_COMPUTED
 from spark_analysis.queue_jobs import KINDS
 

@@ -1,6 +1,6 @@
-"""Nemesis interval derivation (pure Python; spark_analysis.intervals states the rule)."""
+"""Nemesis interval derivation for Spark's statistics (pure Python; the rule is harness.core.faults's)."""
 
-from spark_analysis.intervals import Interval, fault_intervals, is_heal, merge, state_at
+from spark_analysis.intervals import Interval, fault_intervals, merge, state_at
 
 
 def _ops(*steps):
@@ -12,14 +12,9 @@ def _ops(*steps):
     return out
 
 
-def test_heal_names():
-    assert [is_heal(f) for f in ("heal", "start", "resume", "stop-partition", "reset-clock", "restart")] == [True] * 6
-    assert [is_heal(f) for f in ("kill", "stop", "pause", "start-partition", "bump-clock", "power-loss")] == [False] * 6
-
-
-def test_kill_then_start_is_one_interval_from_completion_to_heal_completion():
+def test_kill_then_start_is_one_interval_from_invocation_to_heal_completion():
     ivs, heals = fault_intervals(_ops(("kill", 10, "ok", 12), ("start", 50, "ok", 55)), end_of_history=100)
-    assert ivs == [Interval(12, 55, "kill")]
+    assert ivs == [Interval(10, 55, "kill")]
     assert heals == [55]
 
 
@@ -30,13 +25,31 @@ def test_failed_fault_opens_nothing_and_heal_without_open_fault_is_no_recovery_p
 
 def test_info_fault_counts_and_unhealed_fault_runs_to_end_of_history():
     ivs, heals = fault_intervals(_ops(("pause", 10, "info", 15)), end_of_history=90)
-    assert ivs == [Interval(15, 90, "pause")] and heals == []
+    assert ivs == [Interval(10, 90, "pause")] and heals == []
+
+
+def test_a_heal_that_did_not_complete_ok_ends_nothing():
+    ivs, heals = fault_intervals(_ops(("kill", 10, "ok", 12), ("start", 20, "info", 30), ("start", 40, "ok", 45)),
+                                 end_of_history=100)
+    assert ivs == [Interval(10, 45, "kill")] and heals == [45]
+
+
+def test_a_heal_ends_only_the_faults_it_heals():
+    ivs, heals = fault_intervals(_ops(("start-partition", 10, "ok", 11), ("kill", 20, "ok", 21),
+                                      ("start", 30, "ok", 31), ("stop-partition", 40, "ok", 41)), 100)
+    assert ivs == [Interval(10, 41, "start-partition+kill")] and heals == [31, 41]
 
 
 def test_instant_faults_span_their_own_op_and_overlaps_merge():
     ivs, _ = fault_intervals(_ops(("kill", 10, "ok", 20), ("power-loss", 30, "ok", 40),
                                   ("heal", 50, "ok", 60), ("reassign", 70, "ok", 75)), 100)
-    assert ivs == [Interval(20, 60, "kill+power-loss"), Interval(70, 75, "reassign")]
+    assert ivs == [Interval(10, 60, "kill+power-loss"), Interval(70, 75, "reassign")]
+
+
+def test_ops_outside_the_vocabulary_are_neither_faults_nor_heals():
+    ivs, heals = fault_intervals(_ops(("kill", 10, "ok", 12), ("restart", 20, "ok", 22), ("mystery", 30, "ok", 31)),
+                                 end_of_history=50)
+    assert ivs == [Interval(10, 50, "kill")] and heals == []
 
 
 def test_merge_and_state_at():

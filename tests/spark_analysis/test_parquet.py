@@ -5,7 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from harness.history import read_history
+from harness.core.history import read_history
 from spark_analysis.errors import CorruptInput
 from spark_analysis.parquet import jsonl_to_parquet
 

@@ -71,7 +71,7 @@ def test_processes_spread_over_brokers():
 
 def test_final_read_op_is_marked_final_and_main_generator_is_time_limited():
     assert final_read_op() == {"f": "poll", "value": None, "final": True}
-    from harness.generator import GenContext
+    from harness.core.generator import GenContext
 
     gen = main_generator({"keys": 2, "send_ratio": 0.5, "assign_ratio": 0.0, "rate": 10, "time_limit_s": 1})
     assert gen.op(GenContext(1.0, 0)) is None

@@ -1,7 +1,6 @@
 """Record batches (magic v2) as they travel in Produce and Fetch: header parsing, CRC-32C, offset rewrite.
 
 Layout of a v2 batch header (61 bytes, big-endian), as Kafka's ``DefaultRecordBatch`` defines it::
-
     0 baseOffset int64 | 8 batchLength int32 | 12 partitionLeaderEpoch int32 | 16 magic int8 |
     17 crc uint32 | 21 attributes int16 | 23 lastOffsetDelta int32 | 27 baseTimestamp int64 |
     35 maxTimestamp int64 | 43 producerId int64 | 51 producerEpoch int16 | 53 baseSequence int32 |
@@ -21,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import crc32c
+from kafka.record.default_records import DefaultRecordBatch
 
 from reference_impl.protocol.errors import Errors
 
@@ -172,7 +172,6 @@ class DecodedRecord:
 def decode_records(data: bytes | memoryview) -> list[DecodedRecord]:
     """Decode every record of every batch in ``data`` with kafka-python's record classes (control
     batches skipped). Raises ``CorruptBatch`` on a bad batch."""
-    from kafka.record.default_records import DefaultRecordBatch
 
     out: list[DecodedRecord] = []
     for pos, header in iter_batches(data):

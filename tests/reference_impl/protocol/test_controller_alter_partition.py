@@ -1,5 +1,6 @@
 """AlterPartition on the controller (C13-C15, C19, K2): Apache Kafka's order of checks and error codes;
-PROTOCOL.md section 6 scenarios 9 (rejection and retry), 10 (stale broker epoch), 11 (fenced member)."""
+docs/protocol-rules.md section 6 scenarios 9 (rejection and retry), 10 (stale broker epoch), 11 (fenced
+member)."""
 
 import pytest
 
@@ -69,17 +70,18 @@ def test_scenario11_fenced_member_is_ineligible():
     assert res.response.error.code == Errors.INELIGIBLE_REPLICA and res.records == []
 
 
-def _request(ctl, *, sender=1, sender_epoch=None, topic="t", le=1, pe=1, isr=((1, -1), (2, -1), (3, -1)),
-             recovery="RECOVERED"):
-    return ctl.alter_partition(sender, epoch(ctl, sender) if sender_epoch is None else sender_epoch, topic, 0,
-                               leader_epoch=le, partition_epoch=pe, new_isr=list(isr),
+def _request(ctl, *, sender=1, sender_epoch=None, topic="t", partition=0, le=1, pe=1,
+             isr=((1, -1), (2, -1), (3, -1)), recovery="RECOVERED"):
+    return ctl.alter_partition(sender, epoch(ctl, sender) if sender_epoch is None else sender_epoch, topic,
+                               partition, leader_epoch=le, partition_epoch=pe, new_isr=list(isr),
                                leader_recovery_state=recovery).response.error.code
 
 
 @pytest.mark.parametrize("kwargs, prep, expected", [
     # Each request breaks the named rule and every later one: the first in Kafka's order must win.
     (dict(sender_epoch=999, le=0, pe=0, isr=((9, -1),)), None, Errors.STALE_BROKER_EPOCH),
-    (dict(topic="nope", le=0), None, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+    (dict(topic="nope", le=0), None, Errors.UNKNOWN_TOPIC_ID),                # v3 (KIP-841: by topic id)
+    (dict(partition=7, le=0), None, Errors.UNKNOWN_TOPIC_OR_PARTITION),
     (dict(le=2, sender=2), None, Errors.NOT_CONTROLLER),
     (dict(pe=2, sender=2), None, Errors.NOT_CONTROLLER),
     (dict(le=0, sender=2, pe=0), None, Errors.FENCED_LEADER_EPOCH),

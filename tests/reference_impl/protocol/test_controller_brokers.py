@@ -1,6 +1,6 @@
 """Broker lifecycle on the controller: registration (C3, C4), unfence (C5), fence (C6, C7), session
-timeouts, controlled shutdown (C8, C9); PROTOCOL.md section 6 scenarios 12, 13, 28 and 5.1 (v3.5, controller
-side)."""
+timeouts, controlled shutdown (C8, C9); docs/protocol-rules.md section 6 scenarios 12, 13, 28 and 5.1 (v3.5,
+controller side)."""
 
 from reference_impl.protocol.controller import Controller, ControllerConfig
 from reference_impl.protocol.errors import Errors
@@ -77,7 +77,7 @@ def test_fence_leader_elects_from_isr_c6_c11():
 
 
 def test_lrs_v35_controller_side_sole_isr_member_stays_and_is_reelected():
-    """PROTOCOL.md 5.1 steps 2-4 on the controller (v3.5): ISR {1} frozen, then 1 re-elected."""
+    """docs/protocol-rules.md 5.1 steps 2-4 on the controller (v3.5): ISR {1} frozen, then 1 re-elected."""
     ctl = with_partition(cluster(min_isr=2), state([1, 2, 3], [1, 2, 3], 1, 1, 1))
     ctl.apply(ctl.fence_broker(2))
     assert current(ctl) == state([1, 2, 3], [1, 3], 1, 1, 2)

@@ -1,4 +1,4 @@
-"""Divergence units: PROTOCOL.md scenario 6 cases A-H (L9, L11, F3), each with the exact reply and cut."""
+"""Divergence units: docs/protocol-rules.md scenario 6 cases A-H (L9, L11, F3), each with reply and cut."""
 
 from __future__ import annotations
 

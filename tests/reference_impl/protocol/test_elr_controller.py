@@ -1,6 +1,6 @@
 """KIP-966 on the controller: ELR/LKELR upkeep (K1, K2, K5, K12), election order (K3), unclean
-registration (K4), MinISR gating of completion (K6); PROTOCOL.md 5.1 (K966 column) and section 6
-scenarios 21-24."""
+registration (K4), MinISR gating of completion (K6); docs/protocol-rules.md 5.1 (its KIP-966 outcome) and
+section 6 scenarios 21-24."""
 
 from reference_impl.protocol.elr import balanced_recovery_leader, elr_invariant_violations, next_elr
 
@@ -105,7 +105,7 @@ def test_k3_isr_member_preferred_over_elr_member():
 def test_k6_min_isr_gates_completion_with_elr():
     ctl = with_partition(k966((1, 2, 3, 4)), state([1, 2, 3], [1], 1, 1, 1, elr=[2]))
     ctl.apply(ctl.alter_partition_reassignments({("t", 0): [1, 2, 4]}))
-    assert current(ctl) == state([1, 2, 3, 4], [1], 1, 1, 2, adding=[4], removing=[3], elr=[2])
+    assert current(ctl) == state([1, 2, 4, 3], [1], 1, 1, 2, adding=[4], removing=[3], elr=[2])
     ctl.apply(ap(ctl, [1, 4]))      # final ISR {1,4} >= 2: completes, ELR cleared
     assert current(ctl) == state([1, 2, 4], [1, 4], 1, 2, 3)
 

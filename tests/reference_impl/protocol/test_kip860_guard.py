@@ -34,7 +34,7 @@ def test_rule_against_current_replica_set(target, allow, code):
 ])
 def test_rule_against_reassignment_in_progress(target, code):
     ctl = with_partition(cluster((1, 2, 3, 4, 5), min_isr=2),
-                         state([1, 2, 3, 4], [1, 2], 1, 1, 3, adding=[4], removing=[3]))
+                         state([1, 2, 4, 3], [1, 2], 1, 1, 3, adding=[4], removing=[3]))
     res = ctl.alter_partition_reassignments({TP: target}, allow_rf_change=False)
     assert res.response[TP].code == code
 
@@ -54,7 +54,7 @@ def test_valid_partitions_of_the_same_request_still_succeed():
     res = ctl.alter_partition_reassignments({TP: [1, 2, 4], ("u", 0): [1, 2, 3, 4]}, allow_rf_change=False)
     assert res.response[TP].ok and res.response[("u", 0)].code == IRF
     ctl.apply(res)
-    assert current(ctl) == state([1, 2, 3, 4], [1, 2, 3], 1, 1, 2, adding=[4], removing=[3])
+    assert current(ctl) == state([1, 2, 4, 3], [1, 2, 3], 1, 1, 2, adding=[4], removing=[3])
     assert current(ctl, "u") == state([1, 2, 3], [1, 2, 3], 1, 1, 1)
 
 

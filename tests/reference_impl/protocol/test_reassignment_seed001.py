@@ -1,6 +1,8 @@
 """Seed 001's transition table (ORS {1,2,3} -> TRS {4,5,6}) out of the same code, step by step.
 
-The seed writes RS/AR/RR/ISR as sets (in braces), so sets are compared; leader and epochs exactly. KRaft
+The seed writes RS/AR/RR/ISR as sets (in braces), so sets are compared; leader and epochs exactly. The
+whole-state assertions use Kafka's replica order, target then removing ascending, which is also the order
+the seed's RS column happens to list ({4,5,6,1,2,3}). KRaft
 commits phase B, B3, B4 and B6 as one record (C19); the builder's trace exposes those visible steps in the
 ZooKeeper-era order, and the committed state equals the table's last row.
 """
@@ -28,12 +30,12 @@ def test_seed001_table_step_by_step():
     res = ctl.alter_partition_reassignments({TP: [4, 5, 6]})
     ctl.apply(res)
     rows.append(row("step A2", current(ctl)))
-    assert current(ctl) == state([1, 2, 3, 4, 5, 6], [1, 2, 3], 1, 1, 2, adding=[4, 5, 6], removing=[1, 2, 3])
+    assert current(ctl) == state([4, 5, 6, 1, 2, 3], [1, 2, 3], 1, 1, 2, adding=[4, 5, 6], removing=[1, 2, 3])
     # Catch-up: the leader adds 4 and 5; not complete while 6 is missing (C17).
     ctl.apply(ap(ctl, [1, 2, 3, 4]))
-    assert current(ctl) == state([1, 2, 3, 4, 5, 6], [1, 2, 3, 4], 1, 1, 3, adding=[4, 5, 6], removing=[1, 2, 3])
+    assert current(ctl) == state([4, 5, 6, 1, 2, 3], [1, 2, 3, 4], 1, 1, 3, adding=[4, 5, 6], removing=[1, 2, 3])
     ctl.apply(ap(ctl, [1, 2, 3, 4, 5]))
-    assert current(ctl) == state([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5], 1, 1, 4, adding=[4, 5, 6],
+    assert current(ctl) == state([4, 5, 6, 1, 2, 3], [1, 2, 3, 4, 5], 1, 1, 4, adding=[4, 5, 6],
                                  removing=[1, 2, 3])
     res = ap(ctl, [1, 2, 3, 4, 5, 6])
     labels = ["phase B", "step B3", "step B4"]

@@ -141,3 +141,36 @@ def test_l16_stale_or_foreign_reply_is_ignored_and_error_rolls_back():
     assert d.leader.pending_alter_partition == req  # not our request: ignored
     d.leader.handle_alter_partition_response(req, AlterPartitionResponse(error(Errors.INELIGIBLE_REPLICA)), d.now)
     assert d.leader.pending_alter_partition is None and d.leader.maximal_isr == [1, 2]
+
+
+def test_l16_lost_reply_to_a_committed_expansion_keeps_the_maximal_isr():
+    """The controller commits ISR {1,2,3} but the reply is lost: the leader must keep counting 3 for the
+    HWM (a rollback would commit over {1,2} while 3, a committed ISR member, lacks the records) and send
+    the same request again; the resend is refused as stale and the metadata settles it (L16, L17)."""
+    d = expand_setup()
+    d.leader.handle_follower_fetch(3, 103, 1, 2, 1, 1000, d.now)
+    req = d.leader.maybe_change_isr(d.now)
+    d.judge_ap(req)  # committed; the reply never arrives
+    d.leader.handle_alter_partition_response(req, AlterPartitionResponse(error(Errors.NETWORK_EXCEPTION)), d.now)
+    assert d.leader.maximal_isr == [1, 2, 3] and d.leader.pending_alter_partition == req
+    d.produce(b"c", acks=1)
+    d.fetch(2)
+    assert d.leader.high_watermark == 2  # 3 is in the committed ISR: the HWM waits for it
+    resend = d.leader.maybe_change_isr(d.now + d.leader.config.alter_partition_retry_ms)
+    assert resend == req
+    d.leader.handle_alter_partition_response(req, d.judge_ap(req), d.now)  # stale PE now
+    assert d.leader.pending_alter_partition == req and d.leader.maximal_isr == [1, 2, 3]
+    d.publish()
+    assert d.leader.pending_alter_partition is None and d.leader.isr == [1, 2, 3]
+
+
+def test_l16_not_applied_errors_roll_back_others_keep_pending():
+    for code, rolled_back in ((Errors.OPERATION_NOT_ATTEMPTED, True), (Errors.STALE_BROKER_EPOCH, True),
+                              (Errors.FENCED_LEADER_EPOCH, False), (Errors.NEW_LEADER_ELECTED, False),
+                              (Errors.REQUEST_TIMED_OUT, False), (Errors.NOT_CONTROLLER, False)):
+        d = expand_setup()
+        d.leader.handle_follower_fetch(3, 103, 1, 2, 1, 1000, d.now)
+        req = d.leader.maybe_change_isr(d.now)
+        d.leader.handle_alter_partition_response(req, AlterPartitionResponse(error(code)), d.now)
+        assert (d.leader.pending_alter_partition is None) is rolled_back, code
+        assert d.leader.maximal_isr == ([1, 2] if rolled_back else [1, 2, 3]), code

@@ -1,4 +1,4 @@
-"""PROTOCOL.md 5.1 (Last Replica Standing) end to end in one process, under both variants.
+"""docs/protocol-rules.md 5.1 (Last Replica Standing) end to end in one process, under both variants.
 
 Real protocol code only: the controller (``controller.Controller``), and per broker its lifecycle
 (``broker.BrokerLifecycle``), its materialized metadata (``metadata_image.MetadataImage``, fed whole batches

@@ -1,4 +1,4 @@
-"""PROTOCOL.md section 6 scenarios for one leader and its followers, driven by hand (no controller)."""
+"""docs/protocol-rules.md section 6 scenarios for one leader and its followers, by hand (no controller)."""
 
 from __future__ import annotations
 
@@ -169,8 +169,9 @@ def test_s9_shrink_rejected_then_retried_with_new_pe():
     resp = d.judge_ap(req)
     assert resp.error.code == Errors.INVALID_UPDATE_VERSION
     d.leader.handle_alter_partition_response(req, resp, d.now)
-    assert d.leader.maximal_isr == [1, 2, 3] and d.leader.pending_alter_partition is None  # L16 rollback
+    assert d.leader.maximal_isr == [1, 2, 3] and d.leader.pending_alter_partition == req  # L16: await metadata
     d.publish()
+    assert d.leader.pending_alter_partition is None  # L17: the newer PE answers it
     assert d.leader.isr == [1, 3]
     retry = d.leader.maybe_change_isr(d.now, ineligible={2})  # the image shows 2 fenced
     assert retry.isr_ids == [1] and retry.partition_epoch == 2

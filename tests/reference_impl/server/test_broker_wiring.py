@@ -12,6 +12,7 @@ import asyncio
 
 import pytest
 
+from reference_impl.protocol.follower_fetch import PlannedFetch
 from reference_impl.protocol.records import (
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
@@ -123,7 +124,8 @@ def test_a_lost_fetch_is_abandoned_not_answered_with_a_made_up_error(tmp_path, r
         fetcher = LeaderFetcher(broker.manager, 1, lambda _b: ("127.0.0.1", port) if reachable else None, "2")
         req = part.replica.build_fetch(now_ms())
         assert req is not None and part.replica.fetch_in_flight == req
-        await fetcher._round([(part, req)])
+        fetcher.partitions[("t", 0)] = part  # in this fetcher, without starting its task
+        await fetcher._round([PlannedFetch(("t", 0), part.replica, req)])
         await fetcher.close()
         return part
 

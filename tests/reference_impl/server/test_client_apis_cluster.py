@@ -1,7 +1,7 @@
 """The wire layer in the real processes: 1 controller + 3 brokers on loopback, three Kafka clients.
 
-``jepsen``-marked (real processes). Complements the process engineer's integration tests with the
-wire-level views: aiokafka, confluent-kafka and kafka-python agreeing on offsets; the ApiVersions
+``jepsen``-marked (real processes). Complements the process integration tests with the wire-level
+views: aiokafka, confluent-kafka and kafka-python agreeing on offsets; the ApiVersions
 fallback and Metadata of a real broker; KIP-860's flag travelling broker -> controller by forwarding.
 """
 

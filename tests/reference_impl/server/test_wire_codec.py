@@ -336,8 +336,8 @@ def test_corrupt_produce_is_answered_corrupt_message_and_not_appended(handlers):
 
 @pytest.mark.parametrize("version", [1, 4])
 def test_null_in_a_non_nullable_field_is_malformed(handlers, version):
-    """kafka-python decodes a -1 length as None; the codec refuses it as Kafka does (found by fuzzing:
-    a null DescribeConfigs resource list used to reach the handler)."""
+    """kafka-python decodes a -1 length as None; the codec refuses it as Kafka does, so a null
+    DescribeConfigs resource list never reaches the handler."""
     cls = ALL_APIS[32].request_class
     req = cls(resources=None, include_synonyms=False, include_documentation=False)
     req.with_header(correlation_id=1, client_id="c")

@@ -1,0 +1,513 @@
+"""The runner: one run from spec to verdict, with teardown on every exit path.
+
+Sequence (docs/history-schema.md): store directory and ``spec.json`` (written first, so even a run killed in
+its first second can be analysed) -> host -> nemesis setup (before any node starts: the clock and disk
+nemeses prepare environments and mounts) -> ``history.jsonl`` opened (its clock starts here, so node
+startup events in the trace have non-negative times) -> cluster up, topic created -> main phase
+(the workload named by ``spec["workload"]``, from ``workloads.registry``, + nemesis schedule,
+time-limited) -> final phase (heal everything, wait for recovery, run the workload's final generator:
+for the queue, read every partition from the beginning) -> traces and logs collected -> teardown ->
+``check_run`` -> fault coverage -> the verdict (``harness.core.verdict.decide``: a requested fault that
+never took effect, or a harness note such as an incomplete final read, caps it at ``unknown``) ->
+``results.json`` -> ``report.html``.
+
+Teardown is guaranteed by ``finally`` plus an ``atexit`` hook, and SIGTERM is turned into the same
+``KeyboardInterrupt`` path as Ctrl-C, so nemesis faults are healed and nodes stopped on every path the
+process survives. When the harness itself is killed with SIGKILL nothing can run: the nodes die with it
+(parent-death signal on the local backend) and ``kraftcheck clean`` removes what is left; the partial
+store (spec, streamed history, harness.log) is still analysable with ``kraftcheck analyze``.
+
+Exit codes (``harness.core.verdict.EXIT_CODES``): 0 valid, 1 invalid, 2 unknown, 255 harness error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checkers.analysis import check_run
+from harness.app.progress import RunProgress
+from harness.core import hosts, store
+from harness.core.cluster import RefCluster
+from harness.core.context import RunContext
+from harness.core.faults import nemesis_ops
+from harness.core.history import HistoryWriter, read_history
+from harness.core.interpreter import Interpreter
+from harness.core.spec import replay_command
+from harness.core.verdict import Verdict, decide, record, verdict_lines
+from nemesis.coverage import coverage_table
+from nemesis.registry import build_package
+from reports.run_report import write_report
+from workloads.registry import workload_for
+
+
+class HarnessError(RuntimeError):
+    """The harness could not do its job (bad environment, cluster never came up); exit code 255."""
+
+
+@dataclass
+class RunOutcome:
+    """What a finished (or failed) run left behind."""
+
+    run_dir: Path
+    exit_code: int
+    results: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """The verdict's word: valid, invalid or unknown (also for a harness error)."""
+        return Verdict.of(self.results).word
+
+    @property
+    def spec_path(self) -> Path:
+        """The stored spec (replay with ``kraftcheck run --replay``)."""
+        return self.run_dir / store.SPEC
+
+    @property
+    def replay(self) -> str:
+        """The exact replay command."""
+        return replay_command({}, self.spec_path)
+
+
+# -- hosts -----------------------------------------------------------------------------------------
+
+def make_host(spec: dict[str, Any], run_dir: Path) -> Any:
+    """The host backend named by ``spec["backend"]``; ``HarnessError`` with a hint when unusable."""
+    backend = spec["backend"]
+    if backend not in hosts.BACKENDS:
+        raise HarnessError(f"unknown backend {backend!r}; known: {', '.join(hosts.BACKENDS)}")
+    try:
+        return hosts.make_host(backend, run_dir)
+    except Exception as exc:
+        if backend == "docker" and docker_engine_missing(exc):
+            raise HarnessError(f"cannot reach a Docker engine ({type(exc).__name__}: {exc}). "
+                               "Start Docker or run without it: --backend local") from exc
+        raise
+
+
+def docker_engine_missing(exc: BaseException) -> bool:
+    """Whether an exception means "no Docker engine reachable" (socket missing, refused, SDK DockerException)."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(s in text for s in ("dockerexception", "connection refused", "no such file or directory",
+                                   "error while fetching server api version", "docker.sock",
+                                   "cannot connect to the docker daemon", "permission denied"))
+
+
+# -- teardown on every path ------------------------------------------------------------------------
+
+class _Teardown:
+    """Idempotent teardown actions, run from ``finally``, ``atexit`` or a signal (whichever comes first)."""
+
+    def __init__(self) -> None:
+        self._actions: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+        self._done = False
+
+    def add(self, name: str, action: Any) -> None:
+        """Register ``action`` under ``name``; actions run in reverse order of registration."""
+        with self._lock:
+            self._actions.append((name, action))
+
+    def run(self, log: Any = None) -> None:
+        """Run the actions newest first, on the first call only; a failing action is logged, the rest still run."""
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            actions = list(reversed(self._actions))
+        for name, action in actions:
+            started = time.monotonic()
+            try:
+                action()
+            except BaseException as exc:  # keep going (even on a second Ctrl-C): release everything
+                if log is not None:
+                    log(f"teardown step {name} failed: {type(exc).__name__}: {exc}")
+            took = time.monotonic() - started
+            if log is not None and took > 1.0:
+                log(f"teardown step {name} took {took:.1f} s")
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    """SIGTERM behaves like Ctrl-C (KeyboardInterrupt in the main thread), so ``finally`` runs."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, interrupt)
+        except (ValueError, OSError):
+            pass
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError, TypeError):
+            pass
+
+
+# -- checking --------------------------------------------------------------------------------------
+
+NO_HISTORY = f"no {store.HISTORY} in the run directory"
+
+
+def check_store(run_dir: Path, spec: dict[str, Any] | None = None, notes: list[str] | None = None) -> dict:
+    """Check a stored run (complete or partial): checkers, fault coverage and the verdict -> results dict.
+
+    ``notes`` are harness observations that cap the verdict at ``unknown`` (e.g. the final read never
+    completed, the run was interrupted).
+    """
+    run_dir = Path(run_dir)
+    spec = spec if spec is not None else _load_spec_or_empty(run_dir)
+    history_path = run_dir / store.HISTORY
+    trace_path = run_dir / store.TRACE
+    notes = list(notes or [])
+    if not history_path.is_file():
+        return judge({"checkers": {}}, spec, [], [*notes, NO_HISTORY])
+    try:
+        results = dict(check_run(spec, history_path, trace_path if trace_path.is_file() else None))
+    except Exception as exc:  # a broken checker must not lose the run: unknown with the error
+        error = f"{type(exc).__name__}: {exc}"
+        results = {"checkers": {}, "error": error, "traceback": traceback.format_exc()}
+        notes.append(f"the checkers failed: {error}")
+    faults = nemesis_ops(read_history(history_path).ops) if spec.get("nemesis") else []
+    return judge(results, spec, faults, notes)
+
+
+def judge(results: dict[str, Any], spec: dict[str, Any], faults: Any, notes: list[str]) -> dict[str, Any]:
+    """Record the final verdict in ``results`` (checker results from ``check_run`` or the Spark engine):
+    the fault coverage of the spec's requested faults over the history's nemesis ops ``faults``, the
+    notes the checks made themselves (``harness_notes``) and the harness's ``notes``. Returns ``results``.
+    """
+    coverage = None
+    if spec.get("nemesis"):
+        coverage = results["coverage"] = coverage_table(faults, spec["nemesis"])
+    notes = [*results.get("harness_notes", []), *notes]
+    return record(results, decide(results.get("checkers") or {}, coverage=coverage, notes=notes))
+
+
+def _load_spec_or_empty(run_dir: Path) -> dict[str, Any]:
+    try:
+        return store.read_json(run_dir / store.SPEC)
+    except (OSError, ValueError):
+        return {}
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+class TimedRunContext(RunContext):
+    """A ``RunContext`` whose log lines carry the seconds since the run started (harness.log timeline)."""
+
+    def log(self, message: str) -> None:
+        """Log with an elapsed-time prefix."""
+        started = self.__dict__.setdefault("_started", time.monotonic())
+        super().log(f"{time.monotonic() - started:7.2f}s {message}")
+
+
+class Runner:
+    """Executes one run of ``spec`` into a new directory under ``store_root``."""
+
+    def __init__(self, spec: dict[str, Any], store_root: Path, progress: bool = True, report: bool = True,
+                 out: Any = None):
+        self.spec = spec
+        self.store_root = Path(store_root)
+        self.progress = progress
+        self.report = report
+        self.out = out or sys.stdout
+        self.run_dir: Path | None = None
+        self.notes: list[str] = []
+
+    def say(self, message: str) -> None:
+        """A user-facing line on stdout (seed, verdict, paths, replay command)."""
+        print(message, file=self.out, flush=True)
+
+    def execute(self) -> RunOutcome:
+        """Run everything; never raises (a harness failure is exit code 255 with the error recorded)."""
+        spec = self.spec
+        self.run_dir = store.new_run_dir(self.store_root, spec["test_name"])
+        store.write_json(self.run_dir / store.SPEC, spec)
+        store.update_latest(self.store_root, self.run_dir)
+        self.say(f"kraftcheck: seed {spec['seed']}  store {self.run_dir}")
+        teardown = _Teardown()
+        run = TimedRunContext(spec=spec, host=None, store_dir=self.run_dir,  # type: ignore[arg-type]
+                              rng=random.Random(spec["seed"]))
+        run.log(f"seed {spec['seed']}, spec {self.run_dir / store.SPEC}")
+        client_log = self._route_client_logs()
+        teardown.add("client-log", client_log)
+        atexit_hook = lambda: teardown.run(run.log)  # noqa: E731
+        atexit.register(atexit_hook)
+        previous = _install_signal_handlers()
+        error = None
+        try:
+            self._run(run, teardown)
+        except KeyboardInterrupt as exc:
+            error = f"interrupted ({exc or 'Ctrl-C'})"
+            self.notes.append(f"run interrupted: {error}")
+            run.log(error)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            run.log(f"harness error: {error}\n{traceback.format_exc()}")
+        finally:
+            try:
+                teardown.run(run.log)
+            except KeyboardInterrupt:
+                teardown.run(run.log)
+            _restore_signal_handlers(previous)
+            atexit.unregister(atexit_hook)
+        return self._finish(run, error)
+
+    def _open_host(self, run: RunContext, teardown: _Teardown, label: str = "") -> Any:
+        """Create the spec's host, register its teardown (and the run's cleanups, which need it) and record
+        the image tag in ``spec.json``. Shared by the random and the scripted runner. Returns the host."""
+        spec = self.spec
+        host = make_host(spec, self.run_dir)
+        run.host = host
+        teardown.add("host", lambda: self._teardown_host(host))
+        teardown.add("run-cleanup", lambda: self._run_cleanup(run))
+        run.log(f"{label}host {host.name}, run id {getattr(host, 'run_id', None)}")
+        if getattr(host, "image", None):
+            # The image tag is a hash of its inputs: record it so a replay can tell if the image changed.
+            spec["image"] = host.image
+            store.write_json(self.run_dir / store.SPEC, spec)
+            run.log(f"image {host.image}")
+        return host
+
+    def _open_cluster(self, run: RunContext, teardown: _Teardown) -> tuple[HistoryWriter, Any]:
+        """Open the streamed history (and its clock record), start the cluster on ``run.host`` and create
+        the spec's topic, registering the teardown of each. Shared by the random and the scripted runner.
+        Returns ``(history, cluster)``."""
+
+        spec = self.spec
+        history = HistoryWriter(self.run_dir / store.HISTORY)
+        run.history = history
+        # The history's clock origin, so that node traces can be rebased even if this process dies.
+        store.write_json(self.run_dir / store.CLOCK, store.clock_record(history.start_ns))
+        teardown.add("history", history.close)
+
+        cluster = RefCluster(run.host, run, ready_timeout_s=spec["recovery_timeout_s"])
+        run.cluster = cluster
+        # Collect evidence before the nodes are stopped, whatever happened; then stop them.
+        teardown.add("cluster", cluster.teardown)
+        teardown.add("collect", lambda: self._collect(cluster, history.start_ns, run))
+        run.log(f"starting controller + {spec['brokers']} brokers on the {spec['backend']} backend")
+        cluster.setup(spec)
+        cluster.create_topic(spec["topic"], spec["keys"], spec["replication_factor"],
+                             assignment=self.topic_assignment())
+        run.log(f"cluster ready: {','.join(cluster.bootstrap_servers())}")
+        return history, cluster
+
+    def topic_assignment(self) -> dict[int, list[int]] | None:
+        """Explicit replica placement for the spec's topic (None: the controller places it)."""
+        return None
+
+    def _run(self, run: RunContext, teardown: _Teardown) -> None:
+        spec = self.spec
+        workload = workload_for(spec["workload"])
+        self._open_host(run, teardown)
+
+        package = None
+        if spec["nemesis"]:
+            package = build_package(spec["nemesis"], seed=spec["seed"], interval_s=spec["nemesis_interval_s"])
+            teardown.add("nemesis-teardown", lambda: package.teardown(run))
+            package.setup(run)  # NemesisUnsupported propagates with its message: a harness error
+
+        history, cluster = self._open_cluster(run, teardown)
+
+        if package is not None:
+            # Heal on every exit path, before the nodes are stopped (teardown runs in reverse order).
+            teardown.add("nemesis-heal", lambda: self._heal_quietly(package, run))
+
+        interpreter = Interpreter(run, workload.client_factory(spec, cluster, run, None), spec["concurrency"],
+                                  spec["op_timeout_s"], node_for=workload.node_for(cluster))
+        teardown.add("clients", interpreter.close)
+        # Runs first on an interrupt: workers stop invoking before anything they use is torn down.
+        teardown.add("stop-workers", interpreter.stop)
+        main_s = spec["time_limit_s"]
+        with RunProgress(main_s, "main phase", enabled=self.progress) as progress:
+            interpreter.on_complete = progress.on_complete
+            if package is not None:
+                # The package records its own ops; count its completions (half of its log is invokes).
+                progress.counters.nemesis_source = lambda: sum(
+                    1 for op in package.log if op.get("type") != "invoke")
+            nemesis_thread, nemesis_stop = None, threading.Event()
+            if package is not None:
+                deadline = time.monotonic() + main_s
+                nemesis_thread = threading.Thread(target=package.run, args=(run, deadline, nemesis_stop),
+                                                  name="kraftcheck-nemesis", daemon=True)
+                nemesis_thread.start()
+            try:
+                stats = interpreter.run_phase(workload.generator(spec),
+                                              max_duration_s=main_s + spec["op_timeout_s"] + 5)
+                if stats.errors:
+                    raise HarnessError(f"a worker failed:\n{stats.errors[0]}")
+            finally:
+                nemesis_stop.set()
+                if nemesis_thread is not None:
+                    nemesis_thread.join(60)
+        self.say(f"kraftcheck: main phase done: {progress.counters.summary()}")
+        run.log("main phase done; final phase")
+        self._final_phase(run, cluster, package)
+
+    def _route_client_logs(self) -> Any:
+        """kafka-python's warnings (connection refused while a broker is down, ...) go to client.log in
+        the run directory instead of the terminal; returns the function that undoes it."""
+
+        logger = logging.getLogger("kafka")
+        handler = logging.FileHandler(self.run_dir / "client.log", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
+        handler.setLevel(logging.WARNING)
+        previous = (logger.propagate, logger.level)
+        logger.addHandler(handler)
+        logger.propagate = False
+        if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+            logger.setLevel(logging.WARNING)
+
+        def undo() -> None:
+            logger.removeHandler(handler)
+            handler.close()
+            logger.propagate, level = previous
+            logger.setLevel(level)
+
+        return undo
+
+    def _heal_quietly(self, package: Any, run: RunContext) -> None:
+        if not getattr(self, "_healed", False):
+            package.heal(run)
+            self._healed = True
+
+    def _final_phase(self, run: RunContext, cluster: Any, package: Any) -> None:
+        """Heal, wait for recovery, then run the workload's final generator (the queue's: read every
+        partition from the beginning, ops marked final) until one of its ops completes ok."""
+
+        spec = self.spec
+        if package is not None:
+            completion = package.heal(run)
+            self._healed = True
+            if completion.get("type") != "ok":
+                self.notes.append(f"final heal did not complete: {completion.get('error')}")
+        if not cluster.wait_recovered(spec["recovery_timeout_s"], spec["topic"]):
+            self.notes.append(f"cluster did not recover within {spec['recovery_timeout_s']:g} s after healing")
+            run.log(self.notes[-1])
+        workload = workload_for(spec["workload"])
+        if workload.final_generator is None:
+            run.log(f"workload {workload.name} has no final phase")
+            return
+        read_timeout = min(30.0, spec["final_read_timeout_s"])
+        # Final readers are fresh processes, numbered above every main-phase process.
+        final = Interpreter(run, workload.client_factory(spec, cluster, run, read_timeout),
+                            concurrency=1, op_timeout_s=read_timeout + 5, node_for=workload.node_for(cluster))
+        final._processes = [10_000_000]
+        deadline = time.monotonic() + spec["final_read_timeout_s"]
+        try:
+            while time.monotonic() < deadline:
+                stats = final.run_phase(workload.final_generator(spec), workers=1)
+                if stats.errors:
+                    raise HarnessError(f"the final reader failed:\n{stats.errors[0]}")
+                if stats.by_type.get("ok"):
+                    run.log("final read complete")
+                    return
+                if final.stopped:
+                    break
+                time.sleep(1.0)
+                final._processes = [final._processes[0] + 1]
+        finally:
+            final.close()
+        self.notes.append(f"final read did not complete within {spec['final_read_timeout_s']:g} s")
+        run.log(self.notes[-1])
+
+    def _collect(self, cluster: Any, start_ns: int, run: RunContext) -> None:
+        run.log("collecting traces and logs; tearing down")
+        # Brokers trace their logs' contents (log_summary, I4/I16) on a clean stop: SIGTERM them first so
+        # the summaries are in the traces collected below (teardown is idempotent; the files stay).
+        cluster.teardown()
+        try:
+            count = cluster.write_trace(self.run_dir / store.TRACE, start_ns)
+            run.log(f"trace.jsonl: {count} events")
+        except Exception as exc:
+            run.log(f"collecting traces failed: {type(exc).__name__}: {exc}")
+        try:
+            cluster.collect_logs(self.run_dir / store.NODES)
+        except Exception as exc:
+            run.log(f"collecting logs failed: {type(exc).__name__}: {exc}")
+
+    def _run_cleanup(self, run: RunContext) -> None:
+        """``run.cleanup``: callables anyone registered during the run, in reverse order, each guarded."""
+        while run.cleanup:
+            action = run.cleanup.pop()
+            try:
+                action()
+            except Exception as exc:
+                run.log(f"cleanup action {action!r} failed: {type(exc).__name__}: {exc}")
+
+    def _teardown_host(self, host: Any) -> None:
+        host.teardown()
+        remove = getattr(host, "remove_node_dirs", None)
+        if callable(remove) and not os.environ.get("KRAFTCHECK_KEEP_DATA"):
+            remove()
+
+    def replay(self) -> str:
+        """The command that repeats this run (``kraftcheck run --replay`` of its stored spec)."""
+        return replay_command({}, self.run_dir / store.SPEC)
+
+    def _harness_error(self, results: dict[str, Any], error: str) -> RunOutcome:
+        """Store the results of a run the harness could not complete (``results`` holds what else it
+        knows), say where to look; the exit code is that of a harness error."""
+        verdict = decide({}, harness_error=error)
+        results = record({"checkers": {}, **results}, verdict)
+        store.write_json(self.run_dir / store.RESULTS, results)
+        self.say(f"kraftcheck: harness error: {error}")
+        self.say(f"kraftcheck: store {self.run_dir}  (see harness.log)")
+        self.say(f"kraftcheck: replay: {self.replay()}")
+        return RunOutcome(self.run_dir, verdict.exit_code, results, error)
+
+    def _say_verdict(self, results: dict[str, Any], report_path: Path | None, error: str | None) -> RunOutcome:
+        """Print the verdict and its reasons, where the results and the report are and the replay
+        command; the outcome's exit code follows the verdict."""
+        for line in verdict_lines(results):
+            self.say(f"kraftcheck: {line}")
+        self.say(f"kraftcheck: results {self.run_dir / store.RESULTS}")
+        if report_path is not None:
+            self.say(f"kraftcheck: report {report_path}")
+        self.say(f"kraftcheck: replay: {self.replay()}")
+        return RunOutcome(self.run_dir, Verdict.of(results).exit_code, results, error)
+
+    def _finish(self, run: RunContext, error: str | None) -> RunOutcome:
+        run_dir = self.run_dir
+        assert run_dir is not None
+        if error is not None and not error.startswith("interrupted"):
+            return self._harness_error({}, error)
+        run.log("teardown done; checking")
+        results = check_store(run_dir, self.spec, self.notes)
+        store.write_json(run_dir / store.RESULTS, results)
+        run.log(f"checked: verdict {results['verdict']}")
+        report_path = None
+        if self.report:
+            try:
+                report_path = write_report(run_dir)
+                run.log("report written")
+            except Exception as exc:
+                run.log(f"report failed: {type(exc).__name__}: {exc}")
+        return self._say_verdict(results, report_path, error)
+
+
+def execute(spec: dict[str, Any], store_root: str | os.PathLike | None = None, progress: bool = True,
+            report: bool = True, out: Any = None) -> RunOutcome:
+    """Run ``spec`` (already built by ``harness.core.spec.build_spec``) and return the outcome."""
+    return Runner(spec, store.store_root(store_root), progress=progress, report=report, out=out).execute()

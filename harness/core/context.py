@@ -1,0 +1,45 @@
+"""The live side of a run: what generators, clients and nemeses are handed while a run executes.
+
+The spec (plain, serializable data in ``spec.json``) describes a run; ``RunContext`` carries the live
+handles beside it (Jepsen: "the test is plain data; live handles live beside it, never inside it").
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.core.history import HistoryWriter
+from harness.core.interfaces import Cluster, Host
+
+
+@dataclass
+class RunContext:
+    """Everything a running workload or nemesis may touch.
+
+    ``node_env`` holds extra environment variables per node (e.g. LD_PRELOAD for the clock nemesis);
+    nemeses fill it in ``setup`` (which runs before the cluster starts its nodes) and the cluster applies
+    it on every start and restart. ``cleanup`` is a stack of callables run in reverse order at teardown.
+    """
+
+    spec: dict[str, Any]
+    host: Host
+    store_dir: Path
+    rng: random.Random
+    cluster: Cluster | None = None
+    history: HistoryWriter | None = None
+    node_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    cleanup: list[Any] = field(default_factory=list)
+
+    def log(self, message: str) -> None:
+        """A harness log line (stderr and ``store_dir/harness.log``)."""
+        line = f"[kraftcheck] {message}"
+        print(line, file=sys.stderr, flush=True)
+        try:
+            with open(self.store_dir / "harness.log", "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        except OSError:
+            pass

@@ -1,0 +1,77 @@
+"""What every host backend shares: the node list, node directories under the run's store, node logs, and
+the signal-based abilities (``Pausable``, the ``process_state`` of ``Killable``).
+
+Both backends keep a node's directory at ``<base_dir>/node-dirs/<node>`` on the harness's file system (the
+docker backend bind-mounts it at the same path), record each new directory in the run's state record so
+``kraftcheck clean`` can find it after a crash, and send the node's output to ``<node_dir>/node.log``.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.core.hosts import state
+
+
+class NodeDirsMixin:
+    """Node bookkeeping shared by ``LocalHost`` and ``DockerHost``.
+
+    The host sets ``run_id``, ``base_dir`` (resolved), ``_nodes`` (names in first-use order) and ``_lock``
+    (an ``RLock``) in its ``__init__``; addressing (``_index``, ``ip``) stays with each backend.
+    """
+
+    run_id: str
+    base_dir: Path
+    _nodes: list[str]
+    _lock: threading.RLock
+
+    def nodes(self) -> list[str]:
+        """Every node named so far, in order."""
+        with self._lock:
+            return list(self._nodes)
+
+    def node_dir(self, node: str) -> str:
+        """``<base_dir>/node-dirs/<node>``, created on first use (recorded for ``clean``)."""
+        path = self.base_dir / "node-dirs" / node
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            state.update_run_record(self.run_id, append_node_dirs=[str(path)])
+        return str(path)
+
+    def node_path(self, node: str, host_path: str) -> str:
+        """Identity: node processes see node directories at their host paths (the local backend shares the
+        file system; the docker backend bind-mounts the node directory at the same path)."""
+        return str(host_path)
+
+    def log_path(self, node: str) -> Path:
+        """Where the node's stdout and stderr go."""
+        return Path(self.node_dir(node)) / "node.log"
+
+    def logs(self, node: str) -> str:
+        """Everything the node's processes wrote to stdout/stderr (all starts, in order)."""
+        try:
+            return self.log_path(node).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+
+class SignalsMixin:
+    """``process_state``, ``pause`` and ``resume`` for a host whose ``pid`` is the node's pid on this machine
+    (true of both backends: root sees container processes in the host's pid namespace)."""
+
+    kill: Callable[[str, int], None]
+
+    def process_state(self, node: str, pid: int) -> str | None:
+        """The kernel's one-letter state of ``pid`` (``T`` stopped, ``Z`` zombie), None when it is gone."""
+        return state.proc_state(pid)
+
+    def pause(self, node: str) -> None:
+        """SIGSTOP to the node's process."""
+        self.kill(node, signal.SIGSTOP)
+
+    def resume(self, node: str) -> None:
+        """SIGCONT to the node's process."""
+        self.kill(node, signal.SIGCONT)

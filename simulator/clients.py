@@ -1,0 +1,168 @@
+"""Simulated clients: producers, consumers and an admin, writing the history the checkers read.
+
+Ops follow the history schema (docs/history-schema.md) (Jepsen's Kafka workload encoding): ``send`` ``[key, value]``
+completes as ``[key, [offset, value]]``, ``poll`` completes as ``{key: [[offset, value], ...]}``; key k is
+partition k of the simulated topic, values are unique integers. Each op runs in a process of its own, so a
+process never has two ops at once and one that ended ``info`` is never reused.
+
+A client finds a partition's leader the way a Kafka client does, from a broker's metadata (here: the image
+of a broker picked at random, which may be stale) and asks again after an error. Outcomes: ``ok`` with the
+broker's answer; ``fail`` only when the write certainly did not happen (no leader known, the request was
+refused before reaching a broker, NOT_ENOUGH_REPLICAS before the append, L1); everything else, including
+NOT_LEADER_OR_FOLLOWER (which is also how a leader nacks writes already in its log when it loses
+leadership, L5) and timeouts, is ``info``. Reads read the whole committed log from offset 0, so every poll
+is a full check of what the leader exposes (I7, I15); the final phase reads each partition with
+``final: true`` until one read succeeds (I6). ``history()`` is what the checkers get: when some partition
+could not be read at all in the final phase (no leader: KIP-966 keeps a partition leaderless rather than
+electing an incomplete replica, K10), its writes are not "unreadable", they are unknown, so the final
+marks are dropped and I6 is not judged (the checkers read a final phase as "every ok send must be there").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.errors import Errors
+
+if TYPE_CHECKING:
+    from simulator.host import Host
+
+CERTAINLY_NOT_WRITTEN = (Errors.NOT_ENOUGH_REPLICAS, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+FINAL_READ_ATTEMPTS = 5
+FINAL_READ_RETRY_MS = 200
+
+
+class Clients:
+    """Every client of the simulated cluster (one node, ``client``, on links that are never faulty)."""
+
+    def __init__(self, world: Host) -> None:
+        self.world = world
+        self.id = "client"
+        self.dead = False
+        self.ops: list[dict[str, Any]] = []
+        self._process = 0
+        self._value = 0
+        self._leaders: dict[int, int] = {}
+        self.final_done: set[int] = set()  # partitions whose final reads are over (read, or gave up)
+        self.final_read: set[int] = set()  # partitions a final read did read
+
+    def handle(self, msg: Any) -> None:
+        """Clients serve no requests."""
+        raise ValueError(f"a client got a request {msg.kind!r}")
+
+    # ------------------------------------------------------------------ history
+    def _op(self, type_: str, process: int, f: str, value: Any, node: Any = None, err: str | None = None,
+            final: bool = False) -> None:
+        op = {"index": len(self.ops), "time": self.world.stamp(), "type": type_, "process": process, "f": f,
+              "value": value, "node": None if node is None else str(node), "error": err}
+        if final:
+            op["final"] = True
+        self.ops.append(op)
+
+    def _new_process(self) -> int:
+        self._process += 1
+        return self._process
+
+    def _leader(self, key: int, refresh: bool) -> int | None:
+        """The leader of partition ``key`` as a (random, possibly stale) broker's metadata says."""
+        if not refresh and key in self._leaders:
+            return self._leaders[key]
+        live = [b for b in self.world.broker_ids if not self.world.nodes[b].dead]
+        if not live:
+            return None
+        broker = self.world.nodes[self.world.rng_client.choice(live)]
+        topic_id = broker.image.topic_id(self.world.topic)
+        state = broker.image.partition(topic_id, key) if topic_id is not None else None
+        if state is None or state.leader < 0:
+            self._leaders.pop(key, None)
+            return None
+        self._leaders[key] = state.leader
+        return state.leader
+
+    def history(self) -> list[dict[str, Any]]:
+        """The ops for the checkers (see the module docstring for when the final marks are dropped)."""
+        if len(self.final_read) == len(self.final_done):
+            return self.ops
+        return [{k: v for k, v in op.items() if k != "final"} for op in self.ops]
+
+    # ------------------------------------------------------------------ produce
+    def produce(self, key: int) -> None:
+        """One acks=all write of a fresh value to partition ``key``."""
+        self._value += 1
+        value, process = self._value, self._new_process()
+        self._op("invoke", process, "send", [key, value])
+        leader = self._leader(key, refresh=False)
+        if leader is None:
+            self._op("fail", process, "send", [key, value], err="no leader known")
+            return
+
+        def answered(answer: tuple[Errors, int]) -> None:
+            code, offset = answer
+            if code == Errors.NONE:
+                self._op("ok", process, "send", [key, [offset, value]], leader)
+                return
+            self._leaders.pop(key, None)
+            kind = "fail" if code in CERTAINLY_NOT_WRITTEN else "info"
+            self._op(kind, process, "send", [key, value], leader, Errors(code).name)
+
+        def refused() -> None:
+            self._leaders.pop(key, None)
+            self._op("fail", process, "send", [key, value], leader, "connection refused")
+
+        self.world.call(self, leader, "produce", (self._key(key), value), answered,
+                        lambda: self._timed_out(process, "send", [key, value], leader, key), on_refused=refused)
+
+    def _timed_out(self, process: int, f: str, value: Any, node: int, key: int, final: bool = False) -> None:
+        self._leaders.pop(key, None)
+        self._op("info", process, f, value, node, "timeout", final)
+
+    def _key(self, key: int) -> tuple[str, int]:
+        return (self.world.topic, key)
+
+    # ------------------------------------------------------------------ poll
+    def poll(self, key: int, final: bool = False, attempt: int = 1) -> None:
+        """Read partition ``key``'s committed records from its leader (``final``: the closing read)."""
+        process = self._new_process()
+        self._op("invoke", process, "poll", None, final=final)
+        leader = self._leader(key, refresh=final)
+        retry = final and attempt < FINAL_READ_ATTEMPTS
+
+        def again() -> None:
+            if retry:
+                self.world.at(self.world.now + FINAL_READ_RETRY_MS, self.poll, key, True, attempt + 1)
+            elif final:
+                self.final_done.add(key)
+
+        if leader is None:
+            self._op("fail", process, "poll", None, err="no leader known", final=final)
+            again()
+            return
+
+        def answered(answer: tuple[Errors, list]) -> None:
+            code, batches = answer
+            if code == Errors.NONE:
+                read = [[offset, int(payload.decode())] for offset, payload in batches]
+                self._op("ok", process, "poll", {key: read}, leader, final=final)
+                if final:
+                    self.final_done.add(key)
+                    self.final_read.add(key)
+                return
+            self._leaders.pop(key, None)
+            self._op("fail", process, "poll", None, leader, Errors(code).name, final)
+            again()
+
+        def lost() -> None:
+            self._timed_out(process, "poll", None, leader, key, final)
+            again()
+
+        def refused() -> None:
+            self._leaders.pop(key, None)
+            self._op("fail", process, "poll", None, leader, "connection refused", final)
+            again()
+
+        self.world.call(self, leader, "poll", self._key(key), answered, lost, on_refused=refused)
+
+    # ------------------------------------------------------------------ admin
+    def admin(self, body: dict[str, Any]) -> None:
+        """Send an admin request to the controller (its answer is not part of the queue history)."""
+        self.world.call(self, 0, "admin", body, lambda _answer: None, lambda: None)

@@ -1,0 +1,63 @@
+"""Checking a simulated run: the checkers' own invariant definitions, fed as the run goes.
+
+Trace invariants (I1-I3, I8-I13) are evaluated by ``checkers.invariants.TraceSweep``, one event at a time,
+so a violation is seen at the step that caused it. The history invariants (I6, I7, I14, I15) need the
+client ops and the final reads: they run once, at the end (``TraceSweep.verdict``). Besides these, the
+protocol core's own consistency checks are called: ``PartitionReplica.check_invariants`` (I10, the local
+half of I3) on every replica a step changed, ``Controller.invariant_violations`` (I9, K1) after every
+commit, and any ``InvariantViolation`` the core raises (a log gap, an epoch regression) ends the run as a
+finding too. Nothing here restates a rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checkers.invariants import NEEDS, TraceSweep
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule broken during a simulated run: which, how (the checker's words), where (step, time)."""
+
+    rule: str
+    detail: str
+    step: int
+    time_ms: int
+    events: list[dict[str, Any]] = field(default_factory=list, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (stored in the schedule file)."""
+        return {"rule": self.rule, "detail": self.detail, "step": self.step, "time_ms": self.time_ms}
+
+
+class Monitor:
+    """Feeds trace events to the invariant sweep and reports the first violation."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.sweep = TraceSweep(spec)
+        self._seen = 0
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """One trace event, in order."""
+        self.sweep.feed(event)
+
+    def new_violation(self, step: int, time_ms: int) -> Finding | None:
+        """The violation the events since the last call showed, if any (the first, by invariant order)."""
+        res = self.sweep.res
+        if sum(res.counts.values()) == self._seen:
+            return None
+        self._seen = sum(res.counts.values())
+        inv = next(i for i in NEEDS if res.counts.get(i))
+        last = res.violations[inv][-1]
+        return Finding(inv, last["detail"], step, time_ms, last["events"])
+
+    def history_finding(self, ops: list[dict[str, Any]], step: int, time_ms: int) -> Finding | None:
+        """The history invariants over the client ops (call once, at the end of the run)."""
+        verdict = self.sweep.verdict(ops)
+        for inv in verdict["violated"]:
+            entry = verdict["invariants"][inv]
+            first = entry["violations"][0]
+            return Finding(inv, first["detail"], step, time_ms, first.get("events", []))
+        return None

@@ -1,0 +1,77 @@
+"""The settings of a simulated cluster and of the schedules generated for it.
+
+Protocol timeouts are scaled down from the servers' defaults (a session of 1.5 s instead of 9 s, a lag
+window of 1 s instead of 30 s) so that a schedule of a few simulated seconds goes through several
+fence/unfence and shrink/expand cycles; the relations between them are kept (heartbeats well inside a
+session, the request timeout above the fetch wait).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+VARIANTS = ("v3.5", "kip966")
+FAULT_KINDS = ("crash", "crash-lossy", "stop", "isolate", "partition", "one-way", "link", "controller-restart",
+               "reassign", "elect")
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """Everything a schedule depends on besides its seed and events (stored in the schedule file)."""
+
+    variant: str = "v3.5"
+    brokers: int = 3
+    partitions: int = 1
+    replication_factor: int = 3
+    min_isr: int = 2
+    duration_ms: int = 6000          # the fault phase: external events happen in [0, duration_ms)
+    settle_ms: int = 2500            # the final phase: everything healed and restarted, then read back
+    max_steps: int = 20000           # a schedule stops here (the final phase is then skipped)
+    session_timeout_ms: int = 1500
+    heartbeat_interval_ms: int = 300
+    replica_lag_time_max_ms: int = 1000
+    fetch_backoff_ms: int = 200
+    request_timeout_ms: int = 1000
+    flush_ms: int | None = None      # None: logs are flushed only by a clean shutdown (the servers' default)
+    produces: int = 24               # client writes per schedule (acks=all)
+    polls: int = 8                   # client reads per schedule (besides the final reads)
+    faults: tuple[str, ...] = FAULT_KINDS
+    fault_windows: int = 8           # fault episodes per schedule
+    trace_log_summaries: bool = True  # replicas trace log_summary events (I4, I16); off to measure the cost
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r} (expected one of {', '.join(VARIANTS)})")
+        if not 1 <= self.replication_factor <= self.brokers:
+            raise ValueError(f"replication factor {self.replication_factor} with {self.brokers} brokers")
+        if not 1 <= self.min_isr <= self.replication_factor:
+            raise ValueError(f"min.insync.replicas {self.min_isr} with replication factor {self.replication_factor}")
+        unknown = [f for f in self.faults if f not in FAULT_KINDS]
+        if unknown:
+            raise ValueError(f"unknown fault kinds {unknown} (known: {', '.join(FAULT_KINDS)})")
+        for name in ("partitions", "duration_ms", "max_steps", "session_timeout_ms", "heartbeat_interval_ms",
+                     "replica_lag_time_max_ms", "request_timeout_ms"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (tuples as lists)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SimOptions:
+        """Inverse of ``to_dict``; unknown keys are an error (a schedule file from another version)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"unknown options {sorted(unknown)}")
+        values = dict(data)
+        if "faults" in values:
+            values["faults"] = tuple(values["faults"])
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> SimOptions:
+        """A copy with some settings changed."""
+        return dataclasses.replace(self, **changes)

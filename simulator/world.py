@@ -1,0 +1,310 @@
+"""One simulated run: a clock, an event queue, the nodes, the network, the checks after every step.
+
+The queue holds timer firings and message deliveries, ordered by (simulated ms, insertion number); a
+**step** is one of them. After each step the world re-serves fetches that leaders hold while a partition
+changed (long polling), runs the core's self-checks on what the step changed, and asks the monitor for a
+new violation; the first one ends the run. The run goes through three phases:
+
+1. bootstrap: the controller and the brokers start; once every broker is unfenced the topic is created
+   (replicas placed round-robin) and the clock of the schedule starts (``t0``);
+2. the fault phase: the schedule's events at ``t0 + at``;
+3. the final phase at ``t0 + duration_ms``: every fault healed, every stopped node restarted; after
+   ``settle_ms`` each partition is read back with ``final: true``; the run ends when every final read has
+   an answer. Then the history invariants are checked.
+
+Requests are RPCs: ``call`` sends, and exactly one of the callbacks runs: the reply, a refusal (the
+destination process is down, so the connection is refused at once), or the timeout (a cut link, a lost
+message). A reply for a sender that died in between is dropped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import traceback
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from reference_impl.protocol.errors import InvariantViolation
+from simulator.broker_node import BrokerDisk, SimBroker
+from simulator.clients import Clients
+from simulator.controller_node import MetadataLog, SimController
+from simulator.monitor import Finding, Monitor
+from simulator.network import LinkFault, Message, Network
+from simulator.schedule import CONTROLLER_ID, Event, Schedule
+
+TOPIC = "sim"
+BOOTSTRAP_POLL_MS = 20
+BOOTSTRAP_LIMIT_MS = 10_000
+
+
+class _SelfCheck(InvariantViolation):
+    """A core self-check failed (``rule``: I9 for the controller's, I10 for a replica's)."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class World:
+    """A simulated cluster running one schedule (see the module docstring)."""
+
+    def __init__(self, schedule: Schedule, keep_trace: bool = False) -> None:
+        self.schedule = schedule
+        self.options = o = schedule.options
+        seed = schedule.seed
+        self.rng_ids = random.Random(f"{seed}:ids")
+        self.rng_client = random.Random(f"{seed}:client")
+        self.network = Network(random.Random(f"{seed}:network"))
+        self.topic = TOPIC
+        self.now = 0
+        self.steps = 0
+        self.finding: Finding | None = None
+        self.done = False
+        self.truncated = False
+        self.t0: int | None = None
+        self.trace: list[dict[str, Any]] | None = [] if keep_trace else None
+        self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC})
+        self._queue: list[tuple[int, int, Callable[..., Any], tuple]] = []
+        self._seq = 0
+        self._rpcs: dict[int, tuple[Any, Callable, Callable, Callable]] = {}
+        self._stamp_ms = -1
+        self._stamp_n = 0
+        self._touched_brokers: list[SimBroker] = []
+        self._touched_replicas: list[Any] = []
+        self.broker_ids = list(range(1, o.brokers + 1))
+        self.metadata_log = MetadataLog()
+        self.disks = {b: BrokerDisk() for b in self.broker_ids}
+        self.clients = Clients(self)
+        self.nodes: dict[Any, Any] = {"client": self.clients}
+        self.nodes[CONTROLLER_ID] = SimController(self, self.metadata_log)
+        for b in self.broker_ids:
+            self.at(b, self._start_broker, b)
+        self.at(BOOTSTRAP_POLL_MS, self._bootstrap)
+
+    # ------------------------------------------------------------------ the loop
+    def at(self, when: int, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` as a step at simulated time ``when``."""
+        self._seq += 1
+        heapq.heappush(self._queue, (when, self._seq, fn, args))
+
+    def timer(self, node: Any, delay: int, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` after ``delay`` ms unless ``node`` has died by then."""
+        self.at(self.now + delay, self._fire, node, fn, args)
+
+    @staticmethod
+    def _fire(node: Any, fn: Callable[..., Any], args: tuple) -> Any:
+        if node.dead:
+            return False
+        return fn(*args)
+
+    def run(self) -> World:
+        """Run to the end (or the first finding, or ``max_steps``); then check the history."""
+        queue = self._queue
+        limit = self.options.max_steps
+        while queue and not self.done:
+            when, _, fn, args = heapq.heappop(queue)
+            self.now = when
+            try:
+                if fn(*args) is False:
+                    continue  # nothing happened (a timer of a dead node, an answered request's timeout)
+                self.steps += 1
+                self._after_step()
+            except InvariantViolation as exc:
+                self.finding = Finding(getattr(exc, "rule", "core"), str(exc), self.steps, self.now)
+            except Exception as exc:  # a crash inside the protocol code is a finding, never hidden
+                tb = traceback.format_exception(exc)
+                self.finding = Finding("exception", "".join(tb[-3:]).strip(), self.steps, self.now)
+            if self.finding is not None:
+                break
+            if self.steps >= limit:
+                self.truncated = True
+                break
+        if self.finding is None and self.done:
+            self.finding = self.monitor.history_finding(self.clients.history(), self.steps, self.now)
+        return self
+
+    def _after_step(self) -> None:
+        brokers, self._touched_brokers = self._touched_brokers, []
+        for broker in brokers:
+            if not broker.dead:
+                broker.wake_parked(self.steps)
+        self._touched_brokers.clear()  # re-serving answers only data, errors or expiry: no second round
+        for replica in self._touched_replicas:
+            try:
+                replica.check_invariants()
+            except InvariantViolation as exc:
+                raise _SelfCheck("I10", f"replica {replica.broker_id}: {exc}") from None
+        self._touched_replicas.clear()
+        self.finding = self.monitor.new_violation(self.steps, self.now)
+
+    # ------------------------------------------------------------------ hooks for the nodes
+    def stamp(self) -> int:
+        """A trace/history time in ns: the simulated ms, then a counter so times never tie."""
+        if self.now != self._stamp_ms:
+            self._stamp_ms, self._stamp_n = self.now, 0
+        self._stamp_n += 1
+        return self.now * 1_000_000 + self._stamp_n
+
+    def emit(self, node: str, events: list[dict[str, Any]]) -> None:
+        """Trace events of ``node`` (stamped here, checked at once)."""
+        for ev in events:
+            ev["time"] = self.stamp()
+            ev["node"] = node
+            self.monitor.feed(ev)
+            if self.trace is not None:
+                self.trace.append(ev)
+
+    def touched(self, broker: SimBroker, replica: Any) -> None:
+        """A replica of ``broker`` changed in this step (re-serve held fetches, self-check it)."""
+        if broker not in self._touched_brokers:
+            self._touched_brokers.append(broker)
+        if replica not in self._touched_replicas:
+            self._touched_replicas.append(replica)
+
+    def check_controller(self, core: Any) -> None:
+        """The controller core's own consistency check after a commit (I9, K1)."""
+        problems = core.invariant_violations()
+        if problems:
+            raise _SelfCheck("I9", "controller: " + "; ".join(problems))
+
+    # ------------------------------------------------------------------ RPCs
+    def call(self, src: Any, dst: Any, kind: str, body: Any, on_reply: Callable[[Any], Any],
+             on_fail: Callable[[], Any], timeout_ms: int | None = None,
+             on_refused: Callable[[], Any] | None = None) -> None:
+        """Send a request; exactly one of the callbacks runs later (see the module docstring)."""
+        self._seq += 1
+        rpc = self._seq
+        self._rpcs[rpc] = (src, on_reply, on_fail, on_refused or on_fail)
+        self._send(Message(src.id, dst, kind, body, rpc))
+        self.at(self.now + (timeout_ms or self.options.request_timeout_ms), self._timeout, rpc)
+
+    def reply(self, request: Message, body: Any) -> None:
+        """Answer a request."""
+        self._send(Message(request.dst, request.src, "reply", body, request.rpc))
+
+    def _send(self, msg: Message) -> None:
+        for delay in self.network.delays(msg.src, msg.dst):
+            self.at(self.now + delay, self._deliver, msg)
+
+    def _deliver(self, msg: Message) -> Any:
+        if self.network.is_cut(msg.src, msg.dst):
+            return None
+        if msg.kind == "reply":
+            entry = self._rpcs.pop(msg.rpc, None)
+            if entry is None or entry[0].dead:
+                return False
+            return entry[1](msg.body)
+        node = self.nodes.get(msg.dst)
+        if node is None or node.dead:
+            entry = self._rpcs.pop(msg.rpc, None)
+            if entry is None or entry[0].dead:
+                return False
+            return entry[3]()
+        return node.handle(msg)
+
+    def _timeout(self, rpc: int) -> Any:
+        entry = self._rpcs.pop(rpc, None)
+        if entry is None or entry[0].dead:
+            return False
+        return entry[2]()
+
+    # ------------------------------------------------------------------ bootstrap and phases
+    def _start_broker(self, broker_id: int) -> None:
+        broker = SimBroker(self, broker_id, self.disks[broker_id])
+        self.nodes[broker_id] = broker
+        broker.start()
+
+    def _bootstrap(self) -> None:
+        controller = self.nodes[CONTROLLER_ID]
+        regs = controller.core.brokers
+        if not all(b in regs and not regs[b].fenced for b in self.broker_ids):
+            if self.now > BOOTSTRAP_LIMIT_MS:
+                raise InvariantViolation(f"bootstrap: brokers not all unfenced after {BOOTSTRAP_LIMIT_MS} ms")
+            self.at(self.now + BOOTSTRAP_POLL_MS, self._bootstrap)
+            return
+        o = self.options
+        n = len(self.broker_ids)
+        assignment = {p: [self.broker_ids[(p + i) % n] for i in range(o.replication_factor)]
+                      for p in range(o.partitions)}
+        topic_id = str(uuid.UUID(int=self.rng_ids.getrandbits(128), version=4))
+        controller.commit(controller.core.create_topic(TOPIC, assignment=assignment, topic_id=topic_id))
+        self.t0 = self.now
+        for event in self.schedule.events:
+            self.at(self.t0 + event["at"], self._external, event)
+        self.at(self.t0 + o.duration_ms, self._final_phase)
+
+    def _final_phase(self) -> None:
+        self.network.heal()
+        if self.nodes[CONTROLLER_ID].dead:
+            self._start_controller()
+        for b in self.broker_ids:
+            if self.nodes[b].dead:
+                self._start_broker(b)
+        self.at(self.now + self.options.settle_ms, self._final_reads)
+
+    def _final_reads(self) -> None:
+        for key in range(self.options.partitions):
+            self.clients.poll(key, final=True)
+        self.at(self.now, self._check_final)
+
+    def _check_final(self) -> bool | None:
+        if len(self.clients.final_done) == self.options.partitions:
+            self.done = True
+            for broker_id in self.broker_ids:
+                broker = self.nodes.get(broker_id)
+                if broker is not None and not broker.dead:
+                    broker.trace_logs("end")  # I4/I16 on the logs as the run leaves them
+            return None
+        self.at(self.now + 50, self._check_final)
+        return False
+
+    def _start_controller(self) -> None:
+        self.nodes[CONTROLLER_ID] = SimController(self, self.metadata_log)
+
+    # ------------------------------------------------------------------ external events
+    def _external(self, e: Event) -> None:
+        kind = e["do"]
+        net = self.network
+        if kind == "produce":
+            self.clients.produce(e["key"])
+        elif kind == "poll":
+            self.clients.poll(e["key"])
+        elif kind == "crash":
+            node = self.nodes[e["node"]]
+            if not node.dead:
+                node.crash(bool(e.get("lossy")))
+        elif kind == "stop":
+            node = self.nodes[e["node"]]
+            if not node.dead:
+                node.stop()
+        elif kind == "restart":
+            if self.nodes[e["node"]].dead:
+                self._start_broker(e["node"])
+        elif kind == "isolate":
+            net.cut(e["node"], CONTROLLER_ID)
+        elif kind == "rejoin":
+            net.uncut(e["node"], CONTROLLER_ID)
+        elif kind == "cut":
+            net.cut(e["a"], e["b"], bool(e.get("oneway")))
+        elif kind == "uncut":
+            net.uncut(e["a"], e["b"], bool(e.get("oneway")))
+        elif kind == "link":
+            net.set_fault(e["a"], e["b"], LinkFault(float(e.get("drop", 0)), float(e.get("dup", 0)),
+                                                    int(e.get("delay", 0))))
+        elif kind == "unlink":
+            net.set_fault(e["a"], e["b"], None)
+        elif kind == "controller-restart":
+            controller = self.nodes[CONTROLLER_ID]
+            if not controller.dead:
+                controller.dead = True
+                self.at(self.now + int(e.get("down_ms", 100)), self._restart_controller_if_dead)
+        elif kind in ("reassign", "cancel", "elect"):
+            self.clients.admin({k: v for k, v in e.items() if k != "at"})
+        else:
+            raise ValueError(f"unknown event kind {kind!r}")
+
+    def _restart_controller_if_dead(self) -> None:
+        if self.nodes[CONTROLLER_ID].dead:
+            self._start_controller()

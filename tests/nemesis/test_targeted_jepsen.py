@@ -1,0 +1,144 @@
+"""Targeted faults against a real reference cluster on the local backend, each proving its effect."""
+
+import os
+import random
+import shutil
+
+import pytest
+from kafka import KafkaProducer
+
+from harness.core.cluster import RefCluster
+from harness.core.context import RunContext
+from harness.core.hosts import make_host
+from harness.core.spec import build_spec
+from nemesis.registry import build_package
+
+pytestmark = pytest.mark.jepsen
+TOPIC = "queue"
+
+
+@pytest.fixture
+def cluster_with(tmp_path, state_env):
+    """``cluster_with("strike")``: a 3-broker reference cluster with that nemesis package set up, a topic
+    ``queue`` of one partition on every broker, and 200 acknowledged records in it."""
+    made = []
+
+    def make(names: str):
+        spec = build_spec({"time_limit_s": 1, "backend": "local", "keys": 1, "topic": TOPIC})
+        host = make_host("local", tmp_path / "store")
+        run = RunContext(spec=spec, host=host, store_dir=tmp_path / "store", rng=random.Random(1))
+        pkg = build_package(names, seed=1)
+        cluster = RefCluster(host, run, ready_timeout_s=60)
+        made.append((run, pkg, cluster, host))
+        pkg.setup(run)
+        run.cluster = cluster
+        cluster.setup(spec)
+        cluster.create_topic(TOPIC, 1, 3)
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers(), acks="all")
+        for i in range(200):
+            producer.send(TOPIC, b"v%d" % i, partition=0)
+        producer.flush(30)
+        producer.close()
+        return run, pkg
+
+    yield make
+    for run, pkg, cluster, host in made:
+        pkg.heal(run)
+        cluster.teardown()
+        pkg.teardown(run)
+        host.teardown()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None, reason="no FUSE")
+def test_crash_lossy_restart_loses_unsynced_data_and_then_kills_the_leader(cluster_with):
+    run, pkg = cluster_with("crash-lossy")
+    done = pkg.execute(run, {"f": "crash-lossy", "value": {"target": "leader", "then": "kill-leader",
+                                                            "down_s": 8, "partition": 0}})
+    value = done["value"]
+    node = value["nodes"][0]
+    assert value["effective"] is True, value
+    assert value["dropped_bytes"][node] > 0
+    assert value["leo_before"][node]["queue-0"] == 200 and value["leo_lowered"][node] is True
+    assert run.host.is_running(node) and value["started"][node] != value["killed"][node]
+    then = value["then"]
+    assert then["effective"] is True and then.get("leader") != node, then
+    if "killed" in then:  # the new leader was killed and brought back
+        assert then["started"] != then["killed"]
+
+
+def test_strike_kills_the_new_leader_within_milliseconds_of_its_epoch(cluster_with):
+    run, pkg = cluster_with("strike")
+    done = pkg.execute(run, {"f": "strike", "value": {"trigger": "leader-epoch", "victim": "leader",
+                                                       "action": "kill", "provoke": True, "partition": 0}})
+    value = done["value"]
+    assert value["effective"] is True, value
+    first = next(iter(value["provoked"]["killed"]))
+    victim = value["nodes"][0]
+    assert value["event"]["kind"] == "leader_epoch_start" and value["event"]["node_name"] == victim != first
+    assert value["reaction_ms"] < 250, value  # typically a few ms: poll period plus the signal
+    assert not run.host.is_running(victim) and not run.host.is_running(first)
+    end = pkg.execute(run, {"f": "end-strike", "value": {}})
+    assert end["value"]["effective"] is True and sorted(end["value"]["started"]) == sorted({victim, first})
+
+
+def test_strike_pauses_the_joining_follower_on_an_isr_expansion(cluster_with):
+    run, pkg = cluster_with("strike")
+    done = pkg.execute(run, {"f": "strike", "value": {"trigger": "isr-expand", "victim": "joining",
+                                                       "action": "pause", "provoke": True, "partition": 0}})
+    value = done["value"]
+    assert value["effective"] is True, value
+    follower = next(iter(value["provoked"]["killed"]))
+    assert value["event"]["kind"] == "isr_proposed" and value["nodes"] == [follower]
+    assert run.host.process_state(follower, run.host.pid(follower)) == "T"
+    end = pkg.execute(run, {"f": "end-strike", "value": {}})
+    assert end["value"]["effective"] is True and list(end["value"]["resumed"]) == [follower]
+
+
+# cancel-midway under a partition depends on the admin client reaching the controller while the joining
+# replica is cut off; it failed 2 of 6 times on a loaded machine, so it runs with the slow set only.
+@pytest.mark.parametrize("kind,under", [("remove-readd", "kill"),
+                                        pytest.param("cancel-midway", "partition", marks=pytest.mark.slow)])
+def test_churn_moves_a_replica_under_a_fault(cluster_with, kind, under):
+    run, pkg = cluster_with("churn")
+    done = pkg.execute(run, {"f": "churn", "value": {"kind": kind, "under": under, "partition": 0}})
+    value = done["value"]
+    assert value["effective"] is True, value
+    assert all(step["error"] is None for step in value["steps"])
+    assert value["steps"][-1]["under"]["effective"] is True
+    moved = value["moved"]
+    assert moved not in value["steps"][0]["read_back"]["replicas"]
+    if kind == "cancel-midway":
+        assert value["steps"][-1]["cancel"]["was_ongoing"] is not None
+        assert value["replicas_after"] == value["steps"][0]["target"]
+    else:
+        assert sorted(value["replicas_after"]) == sorted(value["replicas_before"])
+
+
+@pytest.mark.parametrize("kind", ["controller-only", "leader-to-follower"])
+def test_cut_drops_exactly_the_targeted_edges(cluster_with, kind):
+    run, pkg = cluster_with("cut")
+    done = pkg.execute(run, {"f": "start-cut", "value": {"kind": kind, "partition": 0}})
+    value = done["value"]
+    assert value["effective"] is True, value
+    leader, follower = value["leader"], value["follower"]
+    if kind == "controller-only":
+        assert value["grudge"] == {"controller": [leader], leader: ["controller"]}
+        assert run.host.probe(leader, follower) == "refused"  # its peers still reach it
+    else:
+        assert value["grudge"] == {follower: [leader]}
+        assert run.host.probe(leader, "controller") == "refused"
+    stop = pkg.execute(run, {"f": "stop-cut", "value": {}})
+    assert stop["f"] == "stop-cut" and stop["value"]["effective"] is True
+
+
+def test_strike_kills_the_controller_on_a_reassignment_step(cluster_with):
+    run, pkg = cluster_with("strike")
+    done = pkg.execute(run, {"f": "strike", "value": {"trigger": "reassignment", "victim": "controller",
+                                                       "action": "kill", "provoke": True, "partition": 0}})
+    value = done["value"]
+    assert value["effective"] is True, value
+    assert value["event"]["kind"] == "metadata_applied" and value["nodes"] == ["controller"]
+    assert all(step["error"] is None for step in value["provoked"]["reassign"])
+    assert not run.host.is_running("controller")
+    end = pkg.execute(run, {"f": "end-strike", "value": {}})
+    assert end["value"]["effective"] is True and list(end["value"]["started"]) == ["controller"]
