@@ -478,6 +478,8 @@ def _verdict(res: _Results, parts: dict, spec: dict, ops: list[dict], n_events: 
     # the trace cannot show them on any run, so they say nothing about this one.
     return {"valid": valid, "invariants": out, "events": n_events,
             "not_checkable": {k: e["reason"] for k, e in out.items() if e.get("covered") is False},
+            "undecided": {k: e["reason"] for k, e in out.items()
+                          if e["valid"] == "unknown" and e.get("covered", True)},
             "violated": [k for k, e in out.items() if e["valid"] is False],
             "known_issues": [k for k, e in out.items() if e.get("status") not in (None, "forbidden")]}
 

@@ -110,11 +110,15 @@ def decide(checkers: Mapping[str, Any], *, coverage: Mapping[str, Mapping[str, A
 
 
 def checker_reason(name: str, result: Any) -> str:
-    """``"queue: invalid (lost-write, duplicate)"``: a checker's word and what it found."""
+    """``"queue: invalid (lost-write, duplicate)"``: a checker's word and what it found (for an undecided
+    result, what it could not decide and why: ``"invariants: unknown (I3 the events it needs are absent)"``)."""
     if not isinstance(result, Mapping):
         return f"{name}: {UNKNOWN} (no result)"
+    undecided = result.get("undecided")
+    if isinstance(undecided, Mapping) and undecided:
+        undecided = [f"{key} {why}" for key, why in undecided.items()]
     found = (result.get("violated") or result.get("anomaly_types") or result.get("error")
-             or result.get("reason") or "")
+             or result.get("reason") or undecided or "")
     if isinstance(found, list | tuple):
         found = ", ".join(str(f) for f in found)
     return f"{name}: {word_of(result.get('valid'))}" + (f" ({found})" if found else "")

@@ -51,6 +51,12 @@ def test_caps_turn_valid_into_unknown_and_uncounted_checkers_do_not_count():
     assert decide({"queue": "garbage"}).word == "unknown"
 
 
+def test_an_undecided_invariant_is_named_with_its_reason():
+    undecided = {"valid": "unknown", "violated": [], "undecided": {"I3": "the events it needs are absent"}}
+    assert decide({"invariants": undecided}).reasons == (
+        "invariants: unknown (I3 the events it needs are absent)",)
+
+
 def test_a_harness_error_is_unknown_with_its_own_exit_code():
     verdict = decide({}, harness_error="cluster never came up")
     assert (verdict.word, verdict.exit_code) == ("unknown", 255)

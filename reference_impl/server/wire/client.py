@@ -18,6 +18,7 @@ import struct
 from kafka.protocol.api_message import ApiMessage
 
 from reference_impl.server.wire import codec
+from reference_impl.server.wire.streams import close_writer
 
 DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024
 
@@ -76,9 +77,7 @@ class WireClient:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         if writer is not None:
-            writer.close()
-            with contextlib.suppress(ConnectionError, OSError):
-                await writer.wait_closed()
+            await close_writer(writer)
 
     async def __aenter__(self) -> WireClient:
         await self.connect()

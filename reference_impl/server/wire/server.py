@@ -32,6 +32,7 @@ from kafka.protocol.api_message import ApiMessage
 from reference_impl.protocol.errors import Errors
 from reference_impl.server.wire import codec
 from reference_impl.server.wire.codec import ApiSpec, DecodedRequest, MalformedRequest
+from reference_impl.server.wire.streams import close_writer
 
 log = logging.getLogger("kraftcheck.wire")
 
@@ -125,11 +126,10 @@ class WireServer:
             log.exception("%s: connection %s failed", self.name, peer)
         finally:
             self._connections.discard(task)
-            writer.close()
             try:
-                await writer.wait_closed()
-            except (ConnectionError, asyncio.CancelledError, OSError):
-                pass
+                await close_writer(writer)
+            except asyncio.CancelledError:
+                pass  # server shutdown while closing: the transport was aborted
 
     async def _serve_connection(self, reader, writer, peer) -> None:
         next_size: asyncio.Task | None = None
