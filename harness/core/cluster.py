@@ -40,6 +40,11 @@ CONTROLLER_ID = 0
 CONFIG_NAME = "server.properties"
 
 
+# A stopping broker closes its fetchers, its server and its controller link, each close bounded by the wire
+# layer's grace; this covers them on a loaded machine.
+STOP_CLOSE_MARGIN_S = 5.0
+
+
 class ClusterError(RuntimeError):
     """The cluster could not be brought to the requested state (the message says which node and why)."""
 
@@ -272,11 +277,17 @@ class RefCluster:
                 self.host.kill(node, signal.SIGTERM)
             except Exception:
                 pass
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + self.stop_grace_s()
         while time.monotonic() < deadline and any(self._running_quietly(n) for n in self.brokers()):
             time.sleep(0.1)
         for node in [*self.brokers(), CONTROLLER]:
             self._stop_quietly(node)
+
+    def stop_grace_s(self) -> float:
+        """How long a SIGTERMed broker may take: its controlled shutdown waits for the controller's
+        confirmation for up to one broker session, then closes its logs and connections (bounded too)."""
+        session_ms = self.spec.get("broker_session_timeout_ms") or 6000
+        return session_ms / 1000 + STOP_CLOSE_MARGIN_S
 
     def _running_quietly(self, node: str) -> bool:
         try:

@@ -110,3 +110,11 @@ def test_data_listing(tmp_path):
     listing = data_listing(tmp_path / "d")
     assert "10 t-0/0.log" in listing
     assert "no data directory" in data_listing(tmp_path / "missing")
+
+
+def test_teardown_waits_out_a_controlled_shutdown_the_controller_never_confirms(tmp_path):
+    # A broker waits up to one session for the controller's confirmation before it closes; stopping it
+    # earlier would SIGKILL it and lose the log summary its clean stop traces.
+    cluster = RefCluster(DirHost(tmp_path))
+    cluster.spec = normalize({"broker_session_timeout_ms": 9000})
+    assert cluster.stop_grace_s() > 9.0
