@@ -51,13 +51,20 @@ class Clients:
         raise ValueError(f"a client got a request {msg.kind!r}")
 
     # ------------------------------------------------------------------ history
-    def _op(self, type_: str, process: int, f: str, value: Any, node: Any = None, err: str | None = None,
+    def _op(self, type_: str, process: int | str, f: str, value: Any, node: Any = None, err: str | None = None,
             final: bool = False) -> None:
         op = {"index": len(self.ops), "time": self.world.stamp(), "type": type_, "process": process, "f": f,
               "value": value, "node": None if node is None else str(node), "error": err}
         if final:
             op["final"] = True
         self.ops.append(op)
+
+    def nemesis(self, f: str, node: Any) -> None:
+        """Record a fault the schedule applies to ``node`` as a nemesis op pair, as a real run's history
+        holds it, so the guarantee profile can tell overlapping losses from sequential ones."""
+        value = {"nodes": [str(node)], "effective": True}
+        self._op("invoke", "nemesis", f, None)
+        self._op("ok", "nemesis", f, value)
 
     def _new_process(self) -> int:
         self._process += 1

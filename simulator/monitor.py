@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.invariants import NEEDS, TraceSweep
+from checkers.invariants.checker import LOSS_INVARIANTS
+from checkers.profiles import derive_profile
 
 
 @dataclass(frozen=True)
@@ -38,26 +40,43 @@ class Monitor:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.sweep = TraceSweep(spec)
         self._seen = 0
+        self._counted: dict[str, int] = {}
 
     def feed(self, event: dict[str, Any]) -> None:
         """One trace event, in order."""
         self.sweep.feed(event)
 
-    def new_violation(self, step: int, time_ms: int) -> Finding | None:
-        """The violation the events since the last call showed, if any (the first, by invariant order)."""
+    def new_violation(self, step: int, time_ms: int, ops: list[dict[str, Any]] = ()) -> Finding | None:
+        """The violation the events since the last call showed, if any (the first, by invariant order).
+        ``ops``: the history so far; a loss invariant broken while the run's guarantee profile allows
+        data loss (KIP-966 beyond its tolerance, K6) is not a finding, as in a real run's verdict."""
         res = self.sweep.res
-        if sum(res.counts.values()) == self._seen:
+        counts = dict(res.counts)
+        if sum(counts.values()) == self._seen:
             return None
-        self._seen = sum(res.counts.values())
-        inv = next(i for i in NEEDS if res.counts.get(i))
+        self._seen = sum(counts.values())
+        new = [i for i in NEEDS if counts.get(i, 0) > self._counted.get(i, 0)]
+        self._counted = counts
+        if all(i in LOSS_INVARIANTS for i in new) and self.loss_status(ops) == "allowed":
+            return None
+        inv = new[0]
         last = res.violations[inv][-1]
         return Finding(inv, last["detail"], step, time_ms, last["events"])
 
+    def loss_status(self, ops: list[dict[str, Any]]) -> str:
+        """The run's loss status so far (``checkers.profiles``: the lossy crashes and restarts recorded in
+        the history as nemesis ops say whether MinISR replicas of a partition lost writes at once)."""
+        has_final = any(op.get("final") is True for op in ops)
+        return derive_profile(self.sweep.spec, list(ops), has_final)["statuses"]["lost-write"]
+
     def history_finding(self, ops: list[dict[str, Any]], step: int, time_ms: int) -> Finding | None:
-        """The history invariants over the client ops (call once, at the end of the run)."""
-        verdict = self.sweep.verdict(ops)
+        """The history invariants over the client ops (call once, at the end of the run); violations the
+        guarantee profile allows are not findings."""
+        verdict = self.sweep.verdict(ops, loss_status=self.loss_status(ops))
         for inv in verdict["violated"]:
             entry = verdict["invariants"][inv]
+            if entry.get("status") == "allowed":
+                continue
             first = entry["violations"][0]
             return Finding(inv, first["detail"], step, time_ms, first.get("events", []))
         return None

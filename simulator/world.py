@@ -65,7 +65,8 @@ class World:
         self.truncated = False
         self.t0: int | None = None
         self.trace: list[dict[str, Any]] | None = [] if keep_trace else None
-        self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC})
+        self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC,
+                                "replica_lag_time_max_ms": o.replica_lag_time_max_ms})
         self._queue: list[tuple[int, int, Callable[..., Any], tuple]] = []
         self._seq = 0
         self._rpcs: dict[int, tuple[Any, Callable, Callable, Callable]] = {}
@@ -137,7 +138,7 @@ class World:
             except InvariantViolation as exc:
                 raise _SelfCheck("I10", f"replica {replica.broker_id}: {exc}") from None
         self._touched_replicas.clear()
-        self.finding = self.monitor.new_violation(self.steps, self.now)
+        self.finding = self.monitor.new_violation(self.steps, self.now, self.clients.ops)
 
     # ------------------------------------------------------------------ hooks for the nodes
     def stamp(self) -> int:
@@ -274,6 +275,8 @@ class World:
         elif kind == "crash":
             node = self.nodes[e["node"]]
             if not node.dead:
+                if e.get("lossy"):
+                    self.clients.nemesis("lose-unsynced", e["node"])
                 node.crash(bool(e.get("lossy")))
         elif kind == "stop":
             node = self.nodes[e["node"]]
@@ -281,6 +284,7 @@ class World:
                 node.stop()
         elif kind == "restart":
             if self.nodes[e["node"]].dead:
+                self.clients.nemesis("start", e["node"])
                 self._start_broker(e["node"])
         elif kind == "isolate":
             net.cut(e["node"], CONTROLLER_ID)

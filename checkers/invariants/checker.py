@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from checkers.invariants.logs import LogViews
+from checkers.invariants.shutdown_claims import CleanShutdownClaims
 from checkers.invariants.timeline import PartitionView, brief, is_controller_event, part_key
 from checkers.profiles import derive_profile
 from checkers.queue import unreached_keys
@@ -76,6 +77,7 @@ class TraceSweep:
         self.down: set = set()  # brokers between their startup (log recovery) and their next registration
         self.incomplete: dict[tuple, dict] = {}         # (part, broker) -> low leo event after a restart (I13)
         self.logs = LogViews()                           # I4, I5, I16
+        self.claims = CleanShutdownClaims()              # I13: registrations claim only real clean stops
 
     @property
     def violations(self) -> int:
@@ -102,6 +104,8 @@ class TraceSweep:
         pk = part_key(ev)
         if ctl:
             self.logs.controller_offset(ev)
+        elif kind in ("shutdown", "registered"):
+            self.claims.feed(ev, res)
         elif kind == "metadata_offset":
             self.logs.broker_offsets.append(ev)
             return

@@ -1,7 +1,11 @@
 """Crash-lossy restart: kill -9 a node, drop its unsynced writes, keep it down, restart it.
 
-``crash-lossy`` ``{"target": leader|follower|one|controller, "down_s": S, "then": none|kill-leader}``:
+``crash-lossy`` ``{"target": leader|follower|one|controller, "down_s": S, "then": none|kill-leader,
+"before": none|clean-restart}``:
 
+0. with ``before: clean-restart`` the target is first stopped with SIGTERM (a controlled shutdown that
+   writes the clean-shutdown marker) and started again, so the crash below follows a clean stop: the
+   history in which a broker must still register as unclean (K4) and lose its ELR place (KIP-966);
 1. the target is killed with SIGKILL and its lazyfs mount drops every write not yet fsynced (so the node
    restarts exactly as after a power cut of its own disk);
 2. it stays down ``down_s`` seconds, long enough for the controller to fence it and the leader to shrink
@@ -26,6 +30,9 @@ from typing import Any
 
 from nemesis.disk import DiskNemesis
 from nemesis.targeted.aim import aim, leader_node, topic_of
+
+# Time a restarted broker needs to register (and so read its marker) before it is killed again.
+REGISTER_S = 3.0
 
 
 class LossyRestartNemesis(DiskNemesis):
@@ -52,13 +59,18 @@ class LossyRestartNemesis(DiskNemesis):
         node = nodes[0]
         down_s = float(value.get("down_s", self.down_s))
         before = self.status(run, node).get("dropped_bytes", 0)
+        evidence: dict[str, Any] = {}
+        if value.get("before") == "clean-restart":
+            evidence["clean_restart"] = self._clean_restart(run, node)
+            if not evidence["clean_restart"]["effective"]:
+                return {"nodes": [node], "partition": partition, **evidence, "effective": False}
         state_before = self.log_state(run, node)
         killed = run.cluster.kill_node(node)
         self._ctl(run, node, "drop")
         dropped = self.status(run, node).get("dropped_bytes", 0) - before
         time.sleep(down_s)
-        evidence: dict[str, Any] = {"nodes": [node], "partition": partition, "killed": {node: killed},
-                                    "dropped_bytes": {node: dropped}, "down_s": down_s}
+        evidence.update({"nodes": [node], "partition": partition, "killed": {node: killed},
+                         "dropped_bytes": {node: dropped}, "down_s": down_s})
         errors = {}
         try:
             evidence["started"] = {node: run.cluster.restart_node(node)}
@@ -79,6 +91,20 @@ class LossyRestartNemesis(DiskNemesis):
             evidence["errors"] = errors
         evidence["effective"] = (dropped > 0 and not errors and run.host.is_running(node) and follow_up_ok)
         return evidence
+
+    def _clean_restart(self, run: Any, node: str) -> dict:
+        """SIGTERM ``node`` (it shuts down in a controlled way and writes its marker), start it again and
+        give it time to register, so the crash that follows comes after a clean stop."""
+        pid = run.host.pid(node)
+        try:
+            run.cluster.stop_node(node)
+            stopped = not run.host.is_running(node)
+            started = run.cluster.restart_node(node)
+        except Exception as exc:
+            return {"stopped": pid, "error": f"{type(exc).__name__}: {exc}", "effective": False}
+        time.sleep(REGISTER_S)
+        return {"stopped": pid, "started": started,
+                "effective": bool(pid) and stopped and run.host.is_running(node)}
 
     def _kill_leader(self, run: Any, value: dict, partition: int | None, lossy: str, down_s: float) -> dict:
         """Kill the partition's current leader unless it is the node that just lost data; restart it later."""

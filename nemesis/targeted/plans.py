@@ -29,8 +29,10 @@ def draw_churn(rng: random.Random) -> tuple[str, dict]:
 
 
 def draw_crash_lossy(rng: random.Random) -> tuple[str, dict]:
-    """A lossy restart: of the leader or a follower, with or without a leader kill right after."""
-    return "crash-lossy", {"target": rng.choice(["leader", "follower"]), "then": rng.choice(["none", "kill-leader"])}
+    """A lossy restart: of the leader or a follower, after a clean restart or not, with or without a leader
+    kill right after."""
+    return "crash-lossy", {"target": rng.choice(["leader", "follower"]), "then": rng.choice(["none", "kill-leader"]),
+                           "before": rng.choice(["none", "clean-restart"])}
 
 
 def draw_cut(rng: random.Random) -> tuple[str, dict]:

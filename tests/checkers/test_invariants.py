@@ -246,3 +246,42 @@ def test_check_run_says_what_was_not_checked(tmp_path):
     res = check_run({"variant": "kip966", "topic": T}, hist, None, options={"linear": False})
     assert res["valid"] is True
     assert res["not_checked"][0].startswith("invariants: not counted in the verdict: no trace given")
+
+
+def life(t, line, broker, kind, **attrs):
+    """A broker's own lifecycle event (no partition), as the server's trace writes it."""
+    return {"time": t, "node": f"b{broker}", "kind": kind, "broker": broker, "_line": line, **attrs}
+
+
+def restarts(second_stop_clean):
+    """Broker 1 stops cleanly at epoch 10, registers with that claim (epoch 20), then stops again, cleanly
+    or by kill -9 (nothing traced), and registers a third time claiming epoch 10 once more."""
+    stop = [life(50, 31, 1, "shutdown", clean=True, broker_epoch=20)] if second_stop_clean else []
+    claim = 20 if second_stop_clean else 10
+    return healthy() + [
+        life(30, 24, 1, "shutdown", clean=True, broker_epoch=10),
+        life(40, 25, 1, "registered", broker_epoch=20, incarnation_id="a", previous_broker_epoch=10),
+        life(41, 26, 1, "registered", broker_epoch=20, incarnation_id="a", previous_broker_epoch=10),
+        *stop,
+        life(60, 32, 1, "registered", broker_epoch=30, incarnation_id="b", previous_broker_epoch=claim),
+    ]
+
+
+def test_i13_a_clean_shutdown_claim_needs_a_clean_stop_just_before():
+    honest = check_invariants({"variant": "kip966", "min_isr": 2}, [], restarts(True))["invariants"]["I13"]
+    assert honest["valid"] is True
+    lying = check_invariants({"variant": "kip966", "min_isr": 2}, [], restarts(False))["invariants"]["I13"]
+    assert lying["valid"] is False and lying["count"] == 1
+    assert "no clean stop traced" in lying["violations"][0]["detail"]
+    assert [e["line"] for e in lying["violations"][0]["events"]] == [32]
+
+
+def test_i13_a_crash_traced_as_unclean_cancels_the_earlier_clean_stop():
+    trace = healthy() + [
+        life(30, 24, 1, "shutdown", clean=True, broker_epoch=10),
+        life(35, 25, 1, "shutdown", clean=False, broker_epoch=10),
+        life(40, 26, 1, "registered", broker_epoch=20, incarnation_id="a", previous_broker_epoch=10),
+    ]
+    assert check_invariants({"variant": "kip966"}, [], trace)["invariants"]["I13"]["valid"] is False
+    trace[-1] = life(40, 26, 1, "registered", broker_epoch=20, incarnation_id="a", previous_broker_epoch=-1)
+    assert check_invariants({"variant": "kip966"}, [], trace)["invariants"]["I13"]["valid"] is True

@@ -4,11 +4,11 @@ Each test makes the run ``kraftcheck selftest --mutants bugs`` makes for one bug
 time limit) and expects an ``invalid`` verdict naming what caught it. Two representative bugs run in the
 plain jepsen set; the rest are also marked ``slow``.
 
-Three bugs are not caught today by any existing fault mix (kill, partition, power loss; runs of 60-90 s
-stayed ``valid``): they need a fault in a narrow window (a lossy restart of a broker that is in the ELR,
-a controller crash between applying and syncing a record, every ISR member down at once), which is what
-the targeted nemeses of issue 14 section 3 are for. They are strict xfails: the day a run catches one,
-the test fails until the marker is removed.
+Two bugs are not caught today (runs of 60-120 s with kill, partition, power loss and the targeted mix
+stayed ``valid``): they need a fault in a narrow window (a controller crash between applying and syncing a
+record, every ISR member down at once). They are strict xfails: the day a run catches one, the test fails
+until the marker is removed. ``skip-unclean-exclusion`` is caught by crash-lossy restarts that follow a
+clean restart, through I13's check of the clean-shutdown claim (K4).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from harness.app.commands.selftest import BUG_PLANS, run_bug
 
 pytestmark = pytest.mark.jepsen
 REPRESENTATIVE = ("ack-before-replication", "fetch-beyond-hwm")
-NOT_CAUGHT_YET = ("skip-unclean-exclusion", "metadata-no-fsync", "unclean-without-opt-in")
+NOT_CAUGHT_YET = ("metadata-no-fsync", "unclean-without-opt-in")
 
 
 def _marks(name: str) -> list:
     marks = [] if name in REPRESENTATIVE else [pytest.mark.slow]
     if name in NOT_CAUGHT_YET:
-        marks.append(pytest.mark.xfail(strict=True, reason="needs a targeted fault (issue 14 section 3)"))
+        marks.append(pytest.mark.xfail(strict=True, reason="not caught by any fault mix yet"))
     return marks
 
 

@@ -60,9 +60,9 @@ BUG_PLANS: dict[str, BugPlan] = {
     "fetch-beyond-hwm": BugPlan(("kill", "partition"), "I15 / I7 (reads above the HWM, lost reads)"),
     # acks=all accepted with the ISR below MinISR once followers drop out
     "ignore-min-isr": BugPlan(("partition", "kill"), "I14 (acknowledged with ISR below MinISR)"),
-    # a power loss must make the broker unclean; with the marker kept it re-registers as clean with a log
-    # that lost unflushed records
-    "skip-unclean-exclusion": BugPlan(("disk", "kill"), "I13 (unclean broker treated as clean)",
+    # a crash after a clean restart must make the broker unclean; with the marker kept it re-registers
+    # claiming the earlier clean stop (crash-lossy's clean-restart draws make that history)
+    "skip-unclean-exclusion": BugPlan(("crash-lossy",), "I13 (a crash registered as a clean shutdown, K4)",
                                       time_limit_s=90.0),
     # a controller that loses power forgets records the brokers already acted on
     "metadata-no-fsync": BugPlan(("disk", "kill"), "I5 / I11 (metadata forgotten after a controller crash)",
