@@ -50,12 +50,19 @@ def test_start_kill_exec_teardown(tmp_path, monkeypatch):
         while proc_state(pid) != "T" and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc_state(pid) == "T"
+        assert host.exit_code("n1") is None  # still there (stopped)
         host.kill("n1", signal.SIGKILL)
         assert not host.is_running("n1") and host.is_container_up("n1")  # the container outlives the node
+        assert host.exit_code("n1") == -9  # as on the local backend: negative for a signal
         pid2 = host.start("n1", ["python", "-c", "import time;time.sleep(60)"])
-        assert pid2 != pid and host.is_running("n1")
+        assert pid2 != pid and host.is_running("n1") and host.exit_code("n1") is None
         host.stop("n1", timeout_s=5)
-        assert not host.is_running("n1")
+        assert not host.is_running("n1") and host.exit_code("n1") == -15  # no handler: SIGTERM ends it
+        host.start("n1", ["python", "-c", "import sys,time;time.sleep(1);sys.exit(3)"])
+        deadline = time.monotonic() + 10
+        while host.is_running("n1") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert host.exit_code("n1") == 3
         assert "hi" in host.logs("n1")
         labels = client.containers.get(host.container_name("n1")).labels
         assert labels["kraftcheck"] == "1" and labels["kraftcheck.run"] == host.run_id

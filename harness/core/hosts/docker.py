@@ -28,7 +28,8 @@ off: it would be pulled from a registry, and there is none; kraftcheck's own cle
   the clients sits in the sender's OUTPUT chain, since the clients live on the host and reach the
   containers from the gateway address); ``ClockSkew`` (libfaketime in the image); ``FuseMounts`` (the
   daemon runs inside the node's container, started before the node, so the node sees the mount).
-  ``exit_code`` is unknown here (None): the node is a detached exec whose status nobody collects.
+  ``exit_code`` comes from Docker's record of the node's exec (``exec_inspect``: the shell execs the
+  node, so the exec's status is the node's), in the local backend's convention: negative for a signal.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ class DockerHost(NodeDirsMixin, SignalsMixin, IptablesRulesMixin, FaketimeClockM
         self._nodes: list[str] = []
         self._containers: dict[str, DockerContainer] = {}
         self._pids: dict[str, tuple[int, int | None]] = {}  # node -> (host pid, start time)
+        self._exec_ids: dict[str, tuple[DockerContainer, str]] = {}  # node -> its last start's exec
         self._lock = threading.RLock()
         self._torn_down = False
         state.write_run_record(self.run_id, "docker", base_dir=str(self.base_dir), node_dirs=[])
@@ -245,9 +247,14 @@ class DockerHost(NodeDirsMixin, SignalsMixin, IptablesRulesMixin, FaketimeClockM
         return result.exit_code or 0, (result.output or b"").decode(errors="replace")
 
     def _exec_detached(self, container: DockerContainer, argv: list[str], env: dict[str, str] | None = None,
-                       workdir: str | None = None) -> None:
+                       workdir: str | None = None) -> str:
         # testcontainers' exec waits for the command; a node or a daemon must run on in the background.
-        container.get_wrapped_container().exec_run(argv, environment=env or {}, detach=True, workdir=workdir)
+        # The low-level calls keep the exec's id, through which Docker reports its exit status later.
+        api = container.get_wrapped_container().client.api
+        exec_id = api.exec_create(container.get_wrapped_container().id, argv, environment=env or {},
+                                  workdir=workdir)["Id"]
+        api.exec_start(exec_id, detach=True)
+        return exec_id
 
     # -- processes ----------------------------------------------------------------------------
     def start(self, node: str, argv: list[str], env: dict[str, str] | None = None) -> int:
@@ -263,8 +270,8 @@ class DockerHost(NodeDirsMixin, SignalsMixin, IptablesRulesMixin, FaketimeClockM
                 fh.write(f"--- kraftcheck: start {node} at {time.time():.3f}: {argv}\n")
             self._exec(container, ["rm", "-f", PIDFILE])
             script = f'echo $$ > {PIDFILE}; exec "$@" >> {log} 2>&1 < /dev/null'
-            self._exec_detached(container, ["sh", "-c", script, "sh", *resolve_python(argv)], env,
-                                self.node_dir(node))
+            self._exec_ids[node] = (container, self._exec_detached(
+                container, ["sh", "-c", script, "sh", *resolve_python(argv)], env, self.node_dir(node)))
             host_pid = self._wait_host_pid(container)
             if host_pid is None:
                 raise RuntimeError(f"node {node} did not start; log tail: {self.logs(node)[-1500:]}")
@@ -297,8 +304,21 @@ class DockerHost(NodeDirsMixin, SignalsMixin, IptablesRulesMixin, FaketimeClockM
         return self.pid(node) is not None
 
     def exit_code(self, node: str) -> int | None:
-        """Unknown on this backend (see the module docstring): always None."""
-        return None
+        """The exit status of the node's last process (negative: killed by that signal), None while it
+        runs or when Docker no longer knows the exec (its container is gone)."""
+        entry = self._exec_ids.get(node)
+        if entry is None or self.is_running(node):
+            return None
+        container, exec_id = entry
+        try:
+            info = container.get_wrapped_container().client.api.exec_inspect(exec_id)
+        except docker.errors.APIError:
+            return None
+        code = info.get("ExitCode")
+        if info.get("Running") or code is None:
+            return None
+        # The shell reports a signal death as 128 + signal, as every shell does.
+        return -(code - 128) if code > 128 else code
 
     def kill(self, node: str, signal: int) -> None:
         """Send ``signal`` to the node's process (from the host: root sees container processes)."""
