@@ -29,9 +29,10 @@ def draw_churn(rng: random.Random) -> tuple[str, dict]:
 
 
 def draw_crash_lossy(rng: random.Random) -> tuple[str, dict]:
-    """A lossy restart: of the leader or a follower, after a clean restart or not, with or without a leader
-    kill right after."""
-    return "crash-lossy", {"target": rng.choice(["leader", "follower"]), "then": rng.choice(["none", "kill-leader"]),
+    """A lossy restart: of the leader, a follower or the controller (whose metadata log then loses what it
+    had not synced), after a clean restart or not, with or without a leader kill right after."""
+    return "crash-lossy", {"target": rng.choice(["leader", "follower", "controller"]),
+                           "then": rng.choice(["none", "kill-leader"]),
                            "before": rng.choice(["none", "clean-restart"])}
 
 

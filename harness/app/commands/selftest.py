@@ -65,7 +65,7 @@ BUG_PLANS: dict[str, BugPlan] = {
     "skip-unclean-exclusion": BugPlan(("crash-lossy",), "I13 (a crash registered as a clean shutdown, K4)",
                                       time_limit_s=90.0),
     # a controller that loses power forgets records the brokers already acted on
-    "metadata-no-fsync": BugPlan(("disk", "kill"), "I5 / I11 (metadata forgotten after a controller crash)",
+    "metadata-no-fsync": BugPlan(("crash-lossy",), "I5 / I11 (metadata forgotten after a controller crash)",
                                  time_limit_s=90.0),
     # an out-of-sync replica elected although unclean election is off
     "unclean-without-opt-in": BugPlan(("kill", "partition", "disk"), "I1 / I6 (data lost by an unclean election)",
