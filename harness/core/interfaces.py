@@ -103,6 +103,13 @@ class Cluster(Protocol):
     def collect_traces(self) -> list[dict]:
         """All trace events the nodes emitted so far (docs/history-schema.md), times in monotonic ns."""
 
+    def write_trace(self, path: str, start_ns: int) -> int:
+        """Write the merged, time-ordered trace with times relative to ``start_ns``; return its length."""
+
+    def wait_recovered(self, timeout_s: float, topic: str | None = None) -> bool:
+        """After healing: restart any node that is down, then wait until every broker is unfenced and
+        every partition of ``topic`` has a leader; False when ``timeout_s`` passed first."""
+
 
 @runtime_checkable
 class Client(Protocol):
