@@ -165,6 +165,10 @@ def produce(runner: Any, run: Any, cluster: Any, values: list[int], partition: i
     return acked
 
 
+# How long a ListingRecorder waits for its admin client's first answer before the scenario goes on anyway.
+READY_TIMEOUT_S = 10.0
+
+
 class ListingRecorder:
     """Polls ListPartitionReassignments for one partition in a background thread and keeps every distinct
     answer with the raw time it was first seen: the batches an admin client could observe while a
@@ -177,10 +181,14 @@ class ListingRecorder:
         self.seen: list[dict[str, Any]] = []
         self.errors = 0
         self._stop = threading.Event()
+        self._polling = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kraftcheck-listing", daemon=True)
 
     def __enter__(self) -> ListingRecorder:
+        """Start polling and return once the first answer is in: the admin client takes a moment to
+        connect, and a reassignment started before that could run its first batches unseen."""
         self._thread.start()
+        self._polling.wait(READY_TIMEOUT_S)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -204,6 +212,7 @@ class ListingRecorder:
                                  None)
                     if not self.seen or self.seen[-1]["listed"] != entry:
                         self.seen.append({"time": now_ns(), "listed": entry})
+                self._polling.set()
                 self._stop.wait(self.interval_s)
         finally:
             admin.close()
