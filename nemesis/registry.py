@@ -30,7 +30,7 @@ from nemesis.base import NemesisUnsupported
 from nemesis.compose import ComposedNemesis
 from nemesis.coverage import requested_families
 from nemesis.schedule import Family, Schedule, choice_start, multi_start
-from nemesis.targeted.plans import draw_churn, draw_crash_lossy, draw_cut, draw_strike
+from nemesis.targeted.plans import draw_churn, draw_crash_lossy, draw_cut, draw_strand, draw_strike
 
 PROCESS_TARGETS = ["one", "minority", "leader", "controller"]
 PARTITION_TOPOLOGIES = [
@@ -57,6 +57,7 @@ MEMBERS: dict[str, tuple[str, str]] = {
     "strike": ("nemesis.targeted.strike", "StrikeNemesis"),
     "churn": ("nemesis.targeted.churn", "ChurnNemesis"),
     "cut": ("nemesis.targeted.cuts", "CutNemesis"),
+    "strand": ("nemesis.targeted.strand", "StrandNemesis"),
 }
 # A member that serves another's ops too (the lossy restart extends the disk nemesis over the same mounts):
 # when both are wanted only the larger one is built, so the data directories are mounted once.
@@ -73,6 +74,7 @@ FAMILY_MEMBER = {
     "strike": "strike",
     "churn": "churn",
     "cut": "cut",
+    "strand": "strand",
 }
 
 
@@ -144,6 +146,7 @@ def families() -> dict[str, Family]:
         "strike": Family("strike", draw_strike, ("end-strike", {}), 2.0, FAMILY_FS["strike"]),
         "churn": Family("churn", draw_churn, None, 1.0, FAMILY_FS["churn"]),
         "cut": Family("cut", draw_cut, ("stop-cut", {}), 1.0, FAMILY_FS["cut"]),
+        "strand": Family("strand", draw_strand, None, 1.0, FAMILY_FS["strand"]),
     }
 
 

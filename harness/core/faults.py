@@ -13,8 +13,9 @@ each invocation is followed by its completion. The vocabulary is what kraftcheck
 - **faults within their op** are over when their op completes: ``power-loss`` (kill -9, drop unsynced
   data, restart, all inside the op), ``lose-unsynced``, ``strobe-clock`` (flips the clock for its
   duration and leaves it at zero), the admin ops (the request and the state read back), and the targeted
-  ``crash-lossy`` (kill -9, drop unsynced data, stay down, restart) and ``churn`` (a membership change
-  sequence with its kills and partitions healed inside the op);
+  ``crash-lossy`` (kill -9, drop unsynced data, stay down, restart), ``churn`` (a membership change
+  sequence with its kills and partitions healed inside the op) and ``strand`` (a follower cut off until it
+  leaves the ISR, every other replica stopped, the follower left alone, the others restarted);
 - **heals** end the faults listed in ``HEALED_BY``: ``start`` (killed and stopped nodes), ``resume``,
   ``stop-partition``, ``reset-clock``, ``end-strike``, ``stop-cut``, and the final ``heal``, which ends
   every fault.
@@ -66,6 +67,7 @@ FAMILY_FS: dict[str, frozenset[str]] = {
     "strike": frozenset({"strike"}),
     "churn": frozenset({"churn"}),
     "cut": frozenset({"start-cut"}),
+    "strand": frozenset({"strand"}),
 }
 """Fault family (the names ``--nemesis`` takes) -> the fault ops of that family."""
 
@@ -74,14 +76,14 @@ F_FAMILY: dict[str, str] = {f: family for family, fs in FAMILY_FS.items() for f 
 
 FAULT_FS: frozenset[str] = frozenset(F_FAMILY)
 
-TARGETED: tuple[str, ...] = ("crash-lossy", "strike", "churn", "cut")
+TARGETED: tuple[str, ...] = ("crash-lossy", "strike", "churn", "cut", "strand")
 """The families ``--nemesis targeted`` stands for (``all`` includes them)."""
 
 MIXES: dict[str, tuple[str, ...]] = {"all": tuple(FAMILY_FS), "targeted": TARGETED}
 """Names ``--nemesis`` takes that stand for several families."""
 
 WITHIN_OP_FS: frozenset[str] = frozenset({"power-loss", "lose-unsynced", "strobe-clock", *FAMILY_FS["admin"],
-                                          "crash-lossy", "churn"})
+                                          "crash-lossy", "churn", "strand"})
 """Faults that are over when their own op completes."""
 
 LASTING_FS: frozenset[str] = FAULT_FS - WITHIN_OP_FS

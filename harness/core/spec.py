@@ -62,7 +62,7 @@ INJECTABLE_BUGS = ("ack-before-replication", "hwm-ignores-isr", "fetch-beyond-hw
 # The fault families a run can ask for (nemesis/registry.py) and the mixes "all" and "targeted". The spec sits
 # below the nemesis package, so the names are repeated here; a test keeps them equal to the registry's.
 NEMESIS_NAMES = ("admin", "all", "churn", "clock", "crash-lossy", "cut", "disk", "kill", "partition", "pause",
-                 "stop", "strike", "targeted")
+                 "stop", "strand", "strike", "targeted")
 # Kafka's legal topic names; a test name becomes a store directory.
 TOPIC_PATTERN = r"^[A-Za-z0-9._-]{1,249}$"
 TEST_NAME_PATTERN = r"^(?!\.\.?$)[^/\x00\r\n]+$"

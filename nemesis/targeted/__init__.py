@@ -19,6 +19,10 @@ Each family here aims a fault at such a window and, like every nemesis, returns 
 - ``cut`` (``cuts``): a broker cut off from the controller but not from its peers, and one-way cuts
   between a leader and a follower. Lasting, healed by ``stop-cut``.
 
-``--nemesis targeted`` asks for all four (``harness.core.faults.TARGETED``); ``all`` includes them. Every
+- ``strand`` (``strand``): a follower cut off from its leader until the ISR drops it, then every other
+  replica of the partition stopped, so the stale follower is the only live replica (the window of unclean
+  election, C12); the others restart. Within its op.
+
+``--nemesis targeted`` asks for all five (``harness.core.faults.TARGETED``); ``all`` includes them. Every
 member reaches the hosts only through the abilities of ``harness.core.interfaces``.
 """

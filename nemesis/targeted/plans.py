@@ -39,3 +39,8 @@ def draw_crash_lossy(rng: random.Random) -> tuple[str, dict]:
 def draw_cut(rng: random.Random) -> tuple[str, dict]:
     """A controller-only or one-way leader/follower cut."""
     return "start-cut", {"kind": rng.choice(CUTS)}
+
+
+def draw_strand(rng: random.Random) -> tuple[str, dict]:
+    """A stranded follower (partition and follower are drawn when the op runs, from the op's ``pick``)."""
+    return "strand", {}

@@ -56,7 +56,7 @@ EXPECTED = [  # (start s, end s, f)
 
 def test_the_vocabulary_is_consistent():
     assert FAMILY_FS.keys() == {"kill", "stop", "pause", "partition", "clock", "disk", "admin",
-                                "crash-lossy", "strike", "churn", "cut"}
+                                "crash-lossy", "strike", "churn", "cut", "strand"}
     assert LASTING_FS | WITHIN_OP_FS == set(F_FAMILY) and not LASTING_FS & WITHIN_OP_FS
     assert not HEAL_FS & set(F_FAMILY)
     healed = set().union(*(fs for heal, fs in HEALED_BY.items() if heal != "heal"))

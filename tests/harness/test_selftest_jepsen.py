@@ -4,12 +4,12 @@ Each test makes the run ``kraftcheck selftest --mutants bugs`` makes for one bug
 time limit) and expects an ``invalid`` verdict naming what caught it. Two representative bugs run in the
 plain jepsen set; the rest are also marked ``slow``.
 
-One bug is not caught today (runs of 60-120 s with kill, partition, power loss and the targeted mix
-stayed ``valid``): it needs every ISR member down at once and an out-of-sync replica left to elect. It is
-a strict xfail: the day a run catches it, the test fails until the marker is removed.
-``skip-unclean-exclusion`` is caught by crash-lossy restarts that follow a clean restart, through I13's
-check of the clean-shutdown claim (K4); ``metadata-no-fsync`` by crash-lossy restarts of the controller,
-after which a broker epoch is handed out twice (I11).
+Each bug is caught by a fault aimed at it: ``skip-unclean-exclusion`` by crash-lossy restarts that
+follow a clean restart, through I13's check of the clean-shutdown claim (K4); ``metadata-no-fsync`` by
+crash-lossy restarts of the controller, after which a broker epoch is handed out twice (I11);
+``unclean-without-opt-in`` by strands (an out-of-sync follower left as the only live replica), after
+which it is elected and acknowledged writes are gone (I1, I6). ``NOT_CAUGHT_YET`` names bugs no run
+catches (strict xfails: a run that starts catching one fails the test until the name is removed).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from harness.app.commands.selftest import BUG_PLANS, run_bug
 
 pytestmark = pytest.mark.jepsen
 REPRESENTATIVE = ("ack-before-replication", "fetch-beyond-hwm")
-NOT_CAUGHT_YET = ("unclean-without-opt-in",)
+NOT_CAUGHT_YET: tuple[str, ...] = ()
 
 
 def _marks(name: str) -> list:

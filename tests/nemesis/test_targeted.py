@@ -16,23 +16,23 @@ from nemesis.targeted.triggers import Leaders, match
 
 
 def test_targeted_mix_is_its_families_and_all_includes_them():
-    assert requested_families("targeted") == list(TARGETED) == ["crash-lossy", "strike", "churn", "cut"]
+    assert requested_families("targeted") == list(TARGETED) == ["crash-lossy", "strike", "churn", "cut", "strand"]
     assert set(TARGETED) <= set(requested_families("all")) == set(MIXES["all"])
     assert requested_families("kill,targeted") == ["kill", *TARGETED]
 
 
 def test_targeted_package_members_and_first_round():
     pkg = build_package("targeted", seed=3)
-    assert set(pkg.nemesis.members) == {"lossy", "strike", "churn", "cut"}
-    fs = [op["f"] for _, op in pkg.schedule.take(12)]
+    assert set(pkg.nemesis.members) == {"lossy", "strike", "churn", "cut", "strand"}
+    fs = [op["f"] for _, op in pkg.schedule.take(14)]
     # one round: every family at least once (strike twice), each lasting fault followed by its heal
-    assert {"crash-lossy", "strike", "churn", "start-cut"} <= set(fs)
+    assert {"crash-lossy", "strike", "churn", "start-cut", "strand"} <= set(fs)
     for i, f in enumerate(fs[:-1]):
         if f == "strike":
             assert fs[i + 1] == "end-strike"
         if f == "start-cut":
             assert fs[i + 1] == "stop-cut"
-    assert fs == [op["f"] for _, op in build_package("targeted", seed=3).schedule.take(12)]
+    assert fs == [op["f"] for _, op in build_package("targeted", seed=3).schedule.take(14)]
 
 
 def test_lossy_member_stands_in_for_disk():

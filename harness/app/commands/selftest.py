@@ -68,7 +68,8 @@ BUG_PLANS: dict[str, BugPlan] = {
     "metadata-no-fsync": BugPlan(("crash-lossy",), "I5 / I11 (metadata forgotten after a controller crash)",
                                  time_limit_s=90.0),
     # an out-of-sync replica elected although unclean election is off
-    "unclean-without-opt-in": BugPlan(("kill", "partition", "disk"), "I1 / I6 (data lost by an unclean election)",
+    # a stranded follower (out of the ISR, every other replica down) elected though unclean election is off
+    "unclean-without-opt-in": BugPlan(("strand",), "I1 / I6 (data lost by an unclean election)",
                                       time_limit_s=90.0),
 }
 

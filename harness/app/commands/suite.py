@@ -36,7 +36,7 @@ from harness.core.faults import FAMILY_FS, MIXES
 from harness.core.spec import BACKENDS, VARIANTS
 
 # Need iptables / LD_PRELOAD setup / FUSE on the local backend.
-ROOT_FAMILIES = {"partition", "clock", "disk", "crash-lossy", "cut", "all", "targeted"}
+ROOT_FAMILIES = {"partition", "clock", "disk", "crash-lossy", "cut", "strand", "all", "targeted"}
 FAMILIES = (*FAMILY_FS, *MIXES)
 
 
