@@ -25,7 +25,6 @@ go to stderr, one line per event; trace events go to ``trace.file``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
 import signal
@@ -68,6 +67,7 @@ from reference_impl.server.storage.checkpoints import (
     consume_clean_shutdown_marker,
     write_clean_shutdown_marker,
 )
+from reference_impl.server.tasks import cancel_all
 from reference_impl.server.trace import Tracer, fail_stop, log, log_throttled
 
 CLUSTER_ID = "kraftcheck-cluster"
@@ -174,11 +174,9 @@ class Broker:
         self.tracer.close()
 
     async def _close(self) -> None:
-        for t in self._tasks + list(self._ap_tasks):
-            t.cancel()
-        for t in self._tasks + list(self._ap_tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        stuck = await cancel_all(self._tasks + list(self._ap_tasks))
+        if stuck:
+            log(self.node, f"stopping without waiting for {[t.get_name() for t in stuck]}")
         for f in self.fetchers.values():
             await f.close()
         await self.server.close()

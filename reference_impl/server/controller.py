@@ -43,6 +43,7 @@ from reference_impl.server.bugs import is_active
 from reference_impl.server.config import NodeConfig
 from reference_impl.server.entry import parse_node_argv
 from reference_impl.server.metadata_log import MetadataLog
+from reference_impl.server.tasks import cancel_all
 from reference_impl.server.trace import Tracer, fail_stop, log
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.codec import DecodedRequest
@@ -224,10 +225,7 @@ class Controller:
         self._tasks = [asyncio.create_task(self._timer_loop(), name="timers")]
         self._tasks[0].add_done_callback(fail_stop(self.node))
         await self.stop_event.wait()
-        for t in self._tasks:
-            t.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_all(self._tasks)
         await self.server.close()
         self.mlog.close()
         self.tracer.emit("shutdown", clean=True)

@@ -27,6 +27,7 @@ from reference_impl.protocol.follower_fetch import (
 )
 from reference_impl.protocol.replica_messages import FetchPartitionResult, FetchRequest
 from reference_impl.server.replica_manager import Partition, ReplicaManager, decode_log_batches, now_ms
+from reference_impl.server.tasks import cancel_all
 from reference_impl.server.trace import fail_stop, log, log_throttled
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.client import WireClient
@@ -65,9 +66,7 @@ class LeaderFetcher:
     async def close(self) -> None:
         """Stop the task and the connection."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await cancel_all([self._task])
         if self._client is not None:
             await self._client.close()
 

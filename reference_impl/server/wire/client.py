@@ -12,11 +12,11 @@ inside the decoded response.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import struct
 
 from kafka.protocol.api_message import ApiMessage
 
+from reference_impl.server.tasks import cancel_all
 from reference_impl.server.wire import codec
 from reference_impl.server.wire.streams import close_writer
 
@@ -73,9 +73,7 @@ class WireClient:
         self._writer = self._reader = self._reader_task = None
         self._fail_pending(ConnectionError("connection closed"))
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancel_all([task])
         if writer is not None:
             await close_writer(writer)
 

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from kafka.protocol.api_message import ApiMessage
 
 from reference_impl.protocol.errors import Errors
+from reference_impl.server.tasks import cancel_all
 from reference_impl.server.wire import codec
 from reference_impl.server.wire.codec import ApiSpec, DecodedRequest, MalformedRequest
 from reference_impl.server.wire.streams import close_writer
@@ -97,10 +98,7 @@ class WireServer:
         """Stop accepting, close every connection and wait until their tasks have finished."""
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        if self._connections:
-            await asyncio.gather(*self._connections, return_exceptions=True)
+        await cancel_all(list(self._connections))
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -168,10 +166,7 @@ class WireServer:
                 self.requests_served += 1
         finally:
             # Never leave a task behind (server shutdown cancels us while a handler or a read is pending).
-            for task in (answer, next_size):
-                if task is not None:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+            await cancel_all([task for task in (answer, next_size) if task is not None])
 
     async def _answer(self, payload: bytes, peer) -> bytes | object | None:
         """Turn one request payload into a response frame, None (no response) or ``_CLOSE``."""
