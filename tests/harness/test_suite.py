@@ -33,7 +33,16 @@ def test_workloads_expand_over_variants_mixes_backends_and_repeats():
     assert len(cells) == 2 * 2 * 2
     assert ids(cells)[:4] == ["queue/v3.5/none/local#1", "queue/v3.5/none/local#2",
                               "queue/v3.5/kill+partition/local#1", "queue/v3.5/kill+partition/local#2"]
-    assert all(dict(c.options) == {"time_limit_s": 12} for c in cells)
+    assert [dict(c.options) for c in cells[::2]] == [
+        {"time_limit_s": 12}, {"time_limit_s": 12, "nemesis_interval_s": 2.0},
+        {"time_limit_s": 12}, {"time_limit_s": 12, "nemesis_interval_s": 2.0}]
+
+
+def test_a_short_time_limit_shortens_the_nemesis_interval_so_each_family_is_tried():
+    assert plan.interval_for(15, 2) == 2.5 and plan.interval_for(15, 1) == 5.0 and plan.interval_for(300, 3) == 5.0
+    [kept] = plan.expand([plan.Entry("workload", "queue", ("kip966",), mixes=(("kill",),),
+                                     options=(("nemesis_interval_s", 1.0),))], time_limit_s=6)
+    assert dict(kept.options) == {"nemesis_interval_s": 1.0, "time_limit_s": 6}
 
 
 def test_options_filter_variants_replace_backends_and_only_workload_mixes():

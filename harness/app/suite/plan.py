@@ -10,7 +10,10 @@ Option semantics:
 - ``backends``: replaces every row's backends;
 - ``mixes``: replaces the fault mixes of workload rows (scenarios bring their own faults);
 - ``test_count``: every cell that many times, each with its own seed;
-- ``time_limit_s``: the main phase of workload runs.
+- ``time_limit_s``: the main phase of workload runs. A run with faults then also gets a nemesis interval
+  short enough that each family of its mix is attempted (``interval_for``): at the default 5 s a 15 s run
+  of ``kill+partition`` has room for about three nemesis ops and often never tries one of the two, and
+  coverage then caps the verdict at unknown.
 
 Each cell carries what it is expected to show: a scenario's expectation for the variant (``valid`` or
 ``expected-failure``, ``harness.app.scenarios.base.OUTCOMES``); a workload run is expected ``valid``, and
@@ -32,6 +35,21 @@ WORKLOADS = ("queue",)
 FULL_MIXES = ("none", "kill", "pause", "partition", "clock", "disk", "admin", "kill+partition")
 # The smoke suite's randomized run: short, with faults often enough that every family is attempted.
 SMOKE_WORKLOAD = (("nemesis_interval_s", 2.0), ("time_limit_s", 20.0))
+
+
+DEFAULT_NEMESIS_INTERVAL_S = 5.0
+
+
+def interval_for(time_limit_s: float, families: int) -> float:
+    """A mean nemesis interval at which a main phase of ``time_limit_s`` holds about three ops per family
+    (a fault, its heal and room for the schedule's shuffle), never longer than the default."""
+    return round(min(DEFAULT_NEMESIS_INTERVAL_S, time_limit_s / (3 * max(1, families))), 2)
+
+
+def _with_interval(extra: dict[str, Any], mix: tuple[str, ...], time_limit_s: float | None) -> dict[str, Any]:
+    if time_limit_s is None or not mix or "nemesis_interval_s" in extra:
+        return extra
+    return {**extra, "nemesis_interval_s": interval_for(time_limit_s, len(mix))}
 
 
 @dataclass(frozen=True)
@@ -170,7 +188,7 @@ def expand(entries: list[Entry], *, variants: tuple[str, ...] | None = None,
             extra = dict(entry.options)
             if time_limit_s is not None:
                 extra["time_limit_s"] = time_limit_s
-            axes = [(mix, extra) for mix in (mixes or entry.mixes)]
+            axes = [(mix, _with_interval(extra, mix, time_limit_s)) for mix in (mixes or entry.mixes)]
         chosen = [v for v in offered if variants is None or v in variants]
         for variant in chosen:
             for backend in backends or entry.backends:
