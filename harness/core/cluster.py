@@ -243,7 +243,13 @@ class RefCluster:
                            f"lists {sorted(seen)}, want {sorted(expected)}; last error: {last_error}")
 
     def wait_recovered(self, timeout_s: float, topic: str | None = None) -> bool:
-        """After healing: every node running, every broker unfenced, every partition of ``topic`` led."""
+        """After healing: every node running, every broker unfenced, every partition of ``topic`` led, and
+        every broker's metadata showing the same leader and leader epoch for each partition.
+
+        The last condition matters to the final read: a broker that was cut off from the controller still
+        believes it leads at its old epoch until its metadata catches up, and a fresh consumer that
+        bootstraps from it reads that partition up to the stale high watermark, missing what the real
+        leader acknowledged meanwhile."""
         deadline = time.monotonic() + timeout_s
         for node in self.nodes():
             if not self.host.is_running(node):
@@ -253,13 +259,29 @@ class RefCluster:
                 if set(self._broker_ids) <= self.metadata_brokers():
                     if topic is None:
                         return True
-                    leaders = self.leaders(topic)
-                    if leaders and all(v >= 0 for v in leaders.values()):
+                    view = self.agreed_leadership(topic)
+                    if view and all(leader >= 0 for leader, _ in view.values()):
                         return True
             except Exception:
                 pass
             time.sleep(0.5)
         return False
+
+    def agreed_leadership(self, topic: str) -> dict[int, tuple[int, Any]] | None:
+        """Partition -> (leader, leader epoch) of ``topic`` when every broker's Metadata says the same, else
+        None (a broker disagrees, or does not answer)."""
+        views = []
+        for node in self.brokers():
+            admin = self._admin([self.address(node)], 5.0)
+            try:
+                topics = self._metadata_from(admin, self.node_id(node), [topic])["topics"]
+            finally:
+                admin.close()
+            views.append({int(p["partition_index"]): (int(p.get("leader_id", -1)), p.get("leader_epoch"))
+                          for t in topics if t.get("name") == topic for p in t.get("partitions", [])})
+        if not views or any(v != views[0] for v in views[1:]):
+            return None
+        return views[0]
 
     def teardown(self) -> None:
         """Stop every node (SIGTERM to all at once, SIGKILL after a grace period); idempotent, never raises.
@@ -338,18 +360,18 @@ class RefCluster:
 
     def metadata(self, topics: list[str] | None = None) -> dict[str, Any]:
         """A Metadata response (as a dict) from the first broker that answers, about ``topics`` ([] = none)."""
+        return self.admin_call(lambda admin, broker_id: self._metadata_from(admin, broker_id, topics))
 
-        def fetch(admin: Any, broker_id: int) -> dict[str, Any]:
-            topic = MetadataRequest.MetadataRequestTopic
-            request = MetadataRequest(topics=[topic(name=t) for t in (topics or [])],
-                                      allow_auto_topic_creation=False)
+    @staticmethod
+    def _metadata_from(admin: Any, broker_id: int, topics: list[str] | None) -> dict[str, Any]:
+        """The Metadata response of broker ``broker_id`` itself (not of whichever broker answers first)."""
+        topic = MetadataRequest.MetadataRequestTopic
+        request = MetadataRequest(topics=[topic(name=t) for t in (topics or [])], allow_auto_topic_creation=False)
 
-            async def send() -> Any:
-                return await admin._manager.send(request, node_id=broker_id)
+        async def send() -> Any:
+            return await admin._manager.send(request, node_id=broker_id)
 
-            return admin._manager.run(send).to_dict()
-
-        return self.admin_call(fetch)
+        return admin._manager.run(send).to_dict()
 
     def metadata_brokers(self) -> set[int]:
         """Broker ids in a Metadata response (registered and unfenced, as KRaft reports them).

@@ -107,8 +107,9 @@ class Cluster(Protocol):
         """Write the merged, time-ordered trace with times relative to ``start_ns``; return its length."""
 
     def wait_recovered(self, timeout_s: float, topic: str | None = None) -> bool:
-        """After healing: restart any node that is down, then wait until every broker is unfenced and
-        every partition of ``topic`` has a leader; False when ``timeout_s`` passed first."""
+        """After healing: restart any node that is down, then wait until every broker is unfenced, every
+        partition of ``topic`` has a leader and every broker's metadata agrees on it; False when
+        ``timeout_s`` passed first."""
 
 
 @runtime_checkable

@@ -118,3 +118,27 @@ def test_teardown_waits_out_a_controlled_shutdown_the_controller_never_confirms(
     cluster = RefCluster(DirHost(tmp_path))
     cluster.spec = normalize({"broker_session_timeout_ms": 9000})
     assert cluster.stop_grace_s() > 9.0
+
+
+def test_leadership_counts_as_agreed_only_when_every_broker_says_the_same(tmp_path, monkeypatch):
+    # A broker cut off from the controller still believes it leads at its old epoch; until its metadata
+    # catches up, a consumer bootstrapping from it would read a stale high watermark.
+    cluster = RefCluster(DirHost(tmp_path))
+    cluster.spec, cluster._broker_ids = normalize({"brokers": 2, "replication_factor": 2, "min_isr": 1}), [1, 2]
+
+    class Admin:
+        def close(self):
+            pass
+
+    def answer(leaders_by_broker):
+        def metadata_from(admin, broker_id, topics):
+            leader, epoch = leaders_by_broker[broker_id]
+            return {"topics": [{"name": "t", "partitions": [
+                {"partition_index": 0, "leader_id": leader, "leader_epoch": epoch}]}]}
+        return metadata_from
+
+    monkeypatch.setattr(cluster, "_admin", lambda servers, timeout_s: Admin())
+    monkeypatch.setattr(cluster, "_metadata_from", answer({1: (2, 1), 2: (2, 1)}))
+    assert cluster.agreed_leadership("t") == {0: (2, 1)}
+    monkeypatch.setattr(cluster, "_metadata_from", answer({1: (1, 0), 2: (2, 1)}))
+    assert cluster.agreed_leadership("t") is None
