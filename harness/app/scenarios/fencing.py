@@ -43,12 +43,7 @@ SESSION_MS = 10_000
 def script(runner: Any, run: Any, cluster: Any) -> None:
     """The steps of the module docstring."""
     watch = live.PartitionWatch(runner, run, TOPIC)
-    watch.until("ISR [1, 2, 3] under leader 1", lambda s, e: s["isr"] == [1, 2, 3] and s["leader"] == 1, 30)
-    acked = live.produce(runner, run, cluster, [1, 2, 3])
-    runner.step(run, "produce", f"acknowledged [offset, value] {acked}", acked=acked)
-
-    runner.fault(run, "start-partition", {"topology": "b3-from-leader", "edges": both_ways("b1", "b3")})
-    shrunk = watch.until("the leader to shrink 3 out of the ISR (L14)", lambda s, e: s["isr"] == [1, 2], 20)
+    _, shrunk = live.b3_out_of_isr_after_writes(runner, run, cluster, watch)
     runner.step(run, "shrunk", f"controller: {observe.describe_state(shrunk)}", state=shrunk)
 
     isolated_at = time.monotonic()

@@ -218,6 +218,18 @@ class ListingRecorder:
             admin.close()
 
 
+def b3_out_of_isr_after_writes(runner: Any, run: Any, cluster: Any, watch: PartitionWatch) -> tuple[list, dict]:
+    """The opening the fencing scenarios share: ISR [1, 2, 3] under leader 1, three acknowledged writes, then
+    broker 3 cut off from the leader (both ways) until the leader shrinks it out of the ISR (L14). Returns
+    the acknowledged ``[offset, value]`` pairs and the controller's state once 3 is out."""
+    watch.until("ISR [1, 2, 3] under leader 1", lambda s, e: s["isr"] == [1, 2, 3] and s["leader"] == 1, 30)
+    acked = produce(runner, run, cluster, [1, 2, 3])
+    runner.step(run, "produce", f"acknowledged [offset, value] {acked}", acked=acked)
+    runner.fault(run, "start-partition", {"topology": "b3-from-leader", "edges": both_ways("b1", "b3")})
+    shrunk = watch.until("the leader to shrink 3 out of the ISR (L14)", lambda s, e: s["isr"] == [1, 2], 20)
+    return acked, shrunk
+
+
 def both_ways(a: str, b: str) -> list[list[str]]:
     """The two directed edges between nodes ``a`` and ``b``."""
     return [[a, b], [b, a]]
