@@ -104,22 +104,18 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
             if seq is None:
                 reads[key] = []
             continue
-        # Fastest path: well-formed [[offset, value], ...] (the hot loop): the history's own 2-lists are
-        # kept as the pairs (read-only; consumers unpack or index them as they do tuples), which saves
-        # allocating and freeing millions of tuples. Offsets that are not ints are treated as unknown where
-        # offsets are used (VersionOrders.observe and the offset checks). The first sequence of a key is
+        # Fastest path: well-formed [[offset, value], ...] with integer offsets (the hot loop): the
+        # history's own 2-lists are kept as the pairs (read-only; consumers unpack or index them as they do
+        # tuples), which saves allocating and freeing millions of tuples. The first sequence of a key is
         # the history's own list too (read-only as well: a later poll micro-op of the same key makes a
         # new list instead of extending it).
-        if all([type(p) is list and len(p) == 2 for p in pairs]):
+        if all([type(p) is list and len(p) == 2 and type(p[0]) is int for p in pairs]):
             reads[key] = pairs if seq is None else seq + pairs
             continue
-        # Slower paths append to a list of this record's own (a copy: ``seq`` may be the history's).
+        # The slow path appends to a list of this record's own (a copy: ``seq`` may be the history's):
+        # pairs that are not 2-lists are skipped, an offset that is not an integer (a float equal to one,
+        # a boolean) is unknown, as the contract says and as the columnar history stores it.
         seq = reads[key] = [] if seq is None else list(seq)
-        try:
-            seq.extend([(o, v) for o, v in pairs])  # other unpackable pairs, as tuples
-            continue
-        except (TypeError, ValueError):
-            pass
         for pair in pairs:
             if isinstance(pair, list) and len(pair) == 2:
                 o = pair[0]
