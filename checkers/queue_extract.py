@@ -9,7 +9,7 @@ rules. Nothing here decides validity: it only normalises both encodings of docs/
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -161,16 +161,16 @@ def _is_final(invoke: dict, completion: dict | None) -> bool:
     return invoke.get("final") is True or (completion is not None and completion.get("final") is True)
 
 
-def extract(ops: Iterable[dict]) -> list[OpRec]:
-    """Pair client ops by process and unpack them, in completion order (history order of completions).
+def iter_records(ops: Iterable[dict]) -> Iterator[OpRec]:
+    """Pair client ops by process and unpack them: each record as its completion is read, then the
+    invocations never completed (as ``info``), in history order. ``ops`` is iterated once and only the
+    open invocations are kept, so a history can be streamed through (``checkers.history_parquet``).
 
-    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign/subscribe are
-    ignored. A
-    completion without an open invocation is ignored (``pair_ops`` reports those); an invocation never
-    completed becomes ``info``.
+    Nemesis ops and ops of other ``f`` than send/poll/txn/assign/subscribe are ignored. A completion
+    without an open invocation is ignored (``pair_ops`` reports those); an invocation never completed
+    becomes ``info``.
     """
     open_by_process: dict[Any, dict] = {}
-    out: list[OpRec] = []
     for op in ops:
         process = op.get("process")
         if type(process) is not int:  # nemesis ops (and anything that is not a client)
@@ -181,20 +181,27 @@ def extract(ops: Iterable[dict]) -> list[OpRec]:
         invoke = open_by_process.pop(process, None)
         if invoke is None or invoke.get("f") != op.get("f"):
             continue
-        rec = _make(invoke, op)
+        rec = make_record(invoke, op)
         if rec is not None:
-            out.append(rec)  # rec.index == op["index"]
+            yield rec  # rec.index == op["index"]
     for invoke in open_by_process.values():
-        rec = _make(invoke, None)
+        rec = make_record(invoke, None)
         if rec is not None:
-            out.append(rec)  # rec.index == invoke["index"]
+            yield rec  # rec.index == invoke["index"]
+
+
+def extract(ops: Iterable[dict]) -> list[OpRec]:
+    """``iter_records`` as a list in op-index order (the order the checks process records in)."""
+    out = list(iter_records(ops))
     indices = [r.index for r in out]
     if any(map(operator.gt, indices, islice(indices, 1, None))):
         out.sort(key=lambda r: r.index)  # stable, as before
     return out
 
 
-def _make(invoke: dict, completion: dict | None) -> OpRec | None:
+def make_record(invoke: dict, completion: dict | None) -> OpRec | None:
+    """The record of one invocation and its completion (None when never completed), or None when its
+    ``f`` is not a queue op."""
     f = invoke.get("f")
     if f not in CLIENT_FS and f not in SUBSCRIPTION_FS:
         return None

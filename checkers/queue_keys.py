@@ -542,3 +542,10 @@ def analysis_of_key(recs: list[OpRec], options: dict | None, has_final: bool,
                     committed_elsewhere: Iterable[int] = ()) -> QueueAnalysis:
     """The analysis of one key's records (``key_records``), with the whole history's facts."""
     return QueueAnalysis(None, options, recs=recs, has_final=has_final, committed_elsewhere=committed_elsewhere)
+
+
+def committed_across_keys(a: QueueAnalysis) -> set[int]:
+    """The committed ``info`` ops of ``a`` that send to two or more keys: the only ones whose commitment
+    one key's records cannot tell (an ok read of another key may be what commits them)."""
+    return {r.index for r in a.recs
+            if r.index in a.committed_info and len({k for k, _, _ in r.sends}) > 1}
