@@ -1,10 +1,13 @@
 """Queue anomalies of a Kafka-style send/poll history: the definitions and the exact result shapes.
 
-This docstring is the **contract** between this module and the Spark implementation
-(``spark_analysis``): on the same history both must return identical ``queue_anomalies`` results for the
-kinds in ``SPARK_KINDS``. The definitions follow Jepsen's Kafka workload (``jepsen.tests.kafka``) with
-the deviations marked [dev], which make every result deterministic and expressible as joins, group-bys and
-window functions. Do not change a shape silently: bump ``CONTRACT_VERSION`` and tell the Spark engineer.
+This docstring is the **contract** of the queue checker: the definitions and the result shapes. Every kind
+but the cycles is computed key by key by ``checkers/queue_keys.py``, which the Spark engine
+(``spark_analysis.keyed``) runs once per key on the same history: the two must return identical
+``queue_anomalies`` results for the kinds in ``SPARK_KINDS`` (the differential tests hold them to it; what
+Spark computes itself is the extraction from JSONL, ``spark_analysis.extract``). The definitions follow
+Jepsen's Kafka workload (``jepsen.tests.kafka``) with the deviations marked [dev], which make every result
+deterministic. Do not change a shape silently: bump ``CONTRACT_VERSION``; a change of the extraction rules
+must be made in ``spark_analysis.extract`` too.
 
 Extraction
 ----------
@@ -141,7 +144,7 @@ Contract changes (result shapes unchanged since version 1)
   ``assign``/``subscribe`` ops drop the nonmonotonic-send baselines of keys not in their value; a
   process's later final ops continue from its earlier ones instead of each starting at the log start;
   keys in an op's ``rebalance_log`` are skipped by the internal poll kinds; new kind ``int-send-skip``
-  (not yet in SPARK_KINDS). On histories the harness writes (no ``subscribe``, one final poll per
+  (in SPARK_KINDS since the Spark engine runs this module's per-key code). On histories the harness writes (no ``subscribe``, one final poll per
   process, no ``rebalance_log``) v2 and v3 differ only where a process sent to a key, re-assigned away
   from it and back, and then sent to it at a lower index.
 * v2 (11:50 UTC): poll-skip baselines: an ``assign`` with ``seek_to_beginning`` sets the *log start*

@@ -4,15 +4,19 @@ What it reads (DESIGN.md section 2): every run directory under the store root th
 ``history.jsonl`` (the ``latest`` link is skipped); its ``spec.json`` (read defensively: ``nemesis`` as a
 list or comma-separated string, ``variant``, ``acks``, ``min_isr``, each possibly missing) and
 ``results.json`` (its verdict in the words of ``harness.core.verdict``, when present). Only these small
-JSON files are read on the driver; every history is read by Spark (``spark.read.text`` over all files at once, the run being the
-file's directory) and only aggregated tables come back to the driver (pandas, a few rows per run).
+JSON files (and the manifests of columnar histories) are read on the driver. Every history is read by
+Spark, all runs at once, the run being the file's directory: a run's columnar history
+(``history.parquet``, ``spark_analysis.columnar``) when it matches its ``history.jsonl`` by size (hashing
+every history of a store would mean reading it all on the driver), else the JSONL (``spark.read.text``);
+the Parquet files of the whole store are one read. Only aggregated tables come back to the driver
+(pandas, a few rows per run).
 
 What it computes:
 
 - ``runs``: one row per run: test, start stamp, fault mix (sorted nemesis names joined by ``+``, or
   ``none``), variant, acks, min_isr, stored verdict, op counts (client completions ok / fail / info),
-  malformed lines, and the number of anomalies of each Spark queue kind (``spark_analysis.queue_jobs``),
-  computed here from the history with today's definitions.
+  malformed lines, and the number of anomalies of each queue kind but the cycles (``spark_analysis.keyed``,
+  one pass per run and key), computed here from the history with today's definitions.
 - ``by_mix``: per (fault mix, variant): runs, runs with any anomaly, runs per stored verdict, anomalies
   per kind.
 - ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and

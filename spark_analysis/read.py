@@ -1,4 +1,6 @@
-"""Reading histories at scale: JSONL (``spark.read.text`` + ``from_json``) or Parquet, into one shape.
+"""Reading JSONL histories at scale: ``spark.read.text`` + ``from_json`` with an explicit schema.
+
+(A columnar history is read by ``spark_analysis.columnar`` into the same op shape.)
 
 The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
 
@@ -9,6 +11,7 @@ The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
     index, time     long
     type, process, f, node, error   string (process is "nemesis" or the decimal text of an int)
     value  string   the op's value as raw JSON text, parsed later according to ``f``
+    final, seek, hwm, ends, rebalance   string   the optional fields the queue checks read, as raw JSON
     bad    string   why the line is not a valid op (harness.core.history.validate_op's checks), or null
 
 ``(block, rid)`` orders the lines of one file exactly as in the file, without a global sort and without
