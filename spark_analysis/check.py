@@ -58,6 +58,14 @@ class Located:
         """Whether the check reads the columnar history."""
         return self.parquet is not None
 
+    @property
+    def input_bytes(self) -> int | None:
+        """The size of the JSONL history (how large a check this is), when there is one."""
+        try:
+            return self.jsonl.stat().st_size if self.jsonl is not None else None
+        except OSError:
+            return None
+
 
 def locate(path: str | os.PathLike, source: str = "auto") -> Located:
     """The input for ``path`` (a JSONL history or a columnar directory): with ``source`` ``auto`` the
@@ -181,7 +189,7 @@ def check_history(path: str, options: dict | None = None, *, master: str | None 
                   strict: bool = False, spark: Any = None, source: str = "auto") -> SparkCheckResult:
     """Every queue kind but the cycles on one history (see the module docstring for the input)."""
     where = locate(path, source)
-    spark = spark or get_session(master)
+    spark = spark or get_session(master, input_bytes=where.input_bytes)
     prepared = prepare(spark, where, strict=strict)
     try:
         rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": dict(options or {})})

@@ -34,11 +34,12 @@ def _session_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ui", action="store_true", help="enable the Spark UI (off by default)")
 
 
-def _session(args: argparse.Namespace):
+def _session(args: argparse.Namespace, input_bytes: int | None = None):
     from spark_analysis.session import DEFAULT_SHUFFLE_PARTITIONS, get_session
 
     return get_session(args.master, ui=args.ui, driver_memory=args.driver_memory,
-                       shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
+                       shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS,
+                       input_bytes=input_bytes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kraftcheck aggregate: error: store {args.store}: not a directory", file=sys.stderr)
         return EXIT_USAGE
     try:
-        spark = _session(args)
+        from harness.core.store import list_histories
+
+        spark = _session(args, sum(h.stat().st_size for h in list_histories(args.store)))
         from spark_analysis.aggregate import aggregate_store
 
         started = time.monotonic()
@@ -98,14 +101,14 @@ def check_main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     _session_args(p)
     args = p.parse_args(argv)
-    from spark_analysis.check import check_history
+    from spark_analysis.check import check_history, locate
 
     problem = edn_problem(args.history) if _local_jsonl(args.history) else None
     if problem:
         print(f"spark check: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        spark = _session(args)
+        spark = _session(args, locate(args.history, args.input).input_bytes)
         options = {"unseen_deadline_ns": args.unseen_deadline_ns}
         result = check_history(args.history, options, strict=args.strict, spark=spark, source=args.input)
     except SparkAnalysisError as exc:

@@ -57,7 +57,7 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     spec = dict(spec or {})
     _refuse_edn(str(history_path))
     where = locate(history_path, source)
-    spark = spark or get_session(master)
+    spark = spark or get_session(master, input_bytes=where.input_bytes)
     prepared = prepare(spark, where, nemesis=True)
     facts = prepared.facts
     options = {"unseen_deadline_ns": _deadline(spec, prepared.first_final_invoke)}
