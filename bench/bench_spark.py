@@ -17,10 +17,11 @@ duplicates; 8 keys), its columnar form is written (``checkers.history_parquet``,
 - ``standalone``: the Parquet check on a standalone master with ``--standalone-workers`` workers of one
   core each (``spark_analysis.standalone``, all on this machine), when that option is not 0.
 
-Each Spark figure is the wall time of one check in a session already started (the session start and the
-cluster start are printed apart); a check still running after ``--timeout`` seconds is cancelled and
-printed as such. The anomaly counts of every engine are printed and compared. Nothing is asserted. The
-machine is shared: the load average is printed with every figure.
+Each Spark check runs in a process of its own (a fresh JVM: what a ``kraftcheck`` command pays, and a check
+that runs out of memory takes nothing else down); its figure is the wall time of the check in a session
+already started (the session start and the cluster start are printed apart). A check still running after
+``--timeout`` seconds is killed and printed as such. The anomaly counts of every engine are printed and
+compared. Nothing is asserted. The machine is shared: the load average is printed with every figure.
 
 Figures measured so far: docs/benchmarks.md.
 """
@@ -33,9 +34,10 @@ import json
 import os
 import resource
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -62,28 +64,49 @@ def _python_check(path: str) -> tuple[float, dict[str, int]]:
     return elapsed, {k: len(v) for k, v in result.items() if v}
 
 
-def _spark_check(spark, path: str, source: str, timeout: float | None) -> tuple[float | None, dict[str, int]]:
-    """Wall seconds and counts, or (None, {}) when cancelled after ``timeout`` seconds."""
+def _child(params: dict) -> int:
+    """One Spark check in this (child) process: prints a JSON line with the session and check times."""
     from spark_analysis.check import anomaly_counts
+    from spark_analysis.session import get_session, stop_session
 
-    timer = threading.Timer(timeout, spark.sparkContext.cancelAllJobs) if timeout else None
-    if timer is not None:
-        timer.start()
     t = time.monotonic()
-    try:
-        counts = anomaly_counts(path, {"cycles": False}, spark=spark, source=source)
-    except Exception as exc:
-        if timer is not None and not timer.is_alive():
-            return None, {}
-        raise RuntimeError(f"spark check from {source} failed: {exc}") from exc
-    finally:
-        if timer is not None:
-            timer.cancel()
-    return time.monotonic() - t, counts
+    spark = get_session(params["master"], shuffle_partitions=params["partitions"],
+                        driver_memory=params["driver_memory"], conf=params.get("conf"),
+                        input_bytes=os.path.getsize(params["path"]))
+    session = time.monotonic() - t
+    t = time.monotonic()
+    counts = anomaly_counts(params["path"], {"cycles": False}, spark=spark, source=params["source"])
+    seconds = time.monotonic() - t
+    stop_session()
+    print(json.dumps({"session": session, "seconds": seconds, "counts": counts}), flush=True)
+    return 0
 
 
-def _fmt(x: float | None, timeout: float | None) -> str:
-    return f"> {timeout:.0f} (cancelled)" if x is None else f"{x:.1f}"
+def _spark_check(params: dict, timeout: float, log: str) -> tuple[float | None, dict[str, int], str]:
+    """Run ``_child`` in a new process (and process group): (seconds, counts, note); seconds is None when
+    the check failed or was killed after ``timeout`` seconds (the note says which)."""
+    with open(log, "ab") as err:
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(params)],
+                                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=timeout + 120)  # + the JVM and session start
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the child and its JVM, which this process started
+            proc.wait()
+            return None, {}, f"killed after {timeout:.0f} s"
+    if proc.returncode != 0:
+        with open(log, "rb") as fh:
+            tail = fh.read()[-4000:].decode(errors="replace")
+        why = [line for line in tail.splitlines() if "Error" in line or "error" in line][-1:] or ["?"]
+        return None, {}, f"failed (exit {proc.returncode}): {why[0][:200]} (log {log})"
+    got = json.loads(out.decode().strip().splitlines()[-1])
+    if got["seconds"] > timeout:
+        return None, got["counts"], f"took {got['seconds']:.0f} s (over {timeout:.0f} s)"
+    return got["seconds"], got["counts"], f"session {got['session']:.1f} s"
+
+
+def _fmt(x: float | None) -> str:
+    return "no figure" if x is None else f"{x:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--standalone-workers", type=int, default=2, help="workers of the standalone cluster")
     p.add_argument("--shuffle-partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="2g")
-    p.add_argument("--timeout", type=float, default=1500.0, help="cancel a Spark check after this many seconds")
+    p.add_argument("--timeout", type=float, default=1500.0, help="kill a Spark check after this many seconds")
     p.add_argument("--dir", default=None, help="where histories are written (default: a temp dir); a "
                    "history already there (history_N/history.jsonl with its columnar form) is reused")
     p.add_argument("--keep", action="store_true", help="keep the generated histories")
@@ -107,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.dir or tempfile.mkdtemp(prefix="bench_spark_")
     os.makedirs(workdir, exist_ok=True)
     from checkers.history_parquet import check_current, parquet_dir_for, write_history_parquet
-    from spark_analysis.session import get_session, stop_session
     from spark_analysis.synth_stream import write_history
 
     print(f"bench_spark: sizes={sizes} master={args.master} dir={workdir} cores={os.cpu_count()} {_load()}",
@@ -149,34 +171,26 @@ def main(argv: list[str] | None = None) -> int:
         elif "python" in engines:
             print(f"    python: skipped (> --python-max {args.python_max}: it would hold the history, over "
                   f"{2 * n / 1e6:.0f} GB, in memory)", flush=True)
-        local = {"jsonl", "parquet"} & engines
-        if local:
-            t = time.monotonic()
-            spark = get_session(args.master, shuffle_partitions=args.shuffle_partitions,
-                                driver_memory=args.driver_memory, input_bytes=os.path.getsize(path))
-            print(f"    spark session on {args.master}: {time.monotonic() - t:.1f} s", flush=True)
-            for source in ("parquet", "jsonl"):
-                if source in engines:
-                    row[source], counts[source] = _spark_check(spark, path, source, args.timeout)
-                    print(f"    spark {args.master} from {source}: {_fmt(row[source], args.timeout)} s  "
-                          f"{counts[source]}  ({_load()})", flush=True)
-            stop_session()
+        log = os.path.join(workdir, "spark.log")
+        base = {"path": path, "partitions": args.shuffle_partitions, "driver_memory": args.driver_memory}
+        for source in ("parquet", "jsonl"):
+            if source in engines:
+                params = dict(base, master=args.master, source=source)
+                row[source], counts[source], note = _spark_check(params, args.timeout, log)
+                print(f"    spark {args.master} from {source}: {_fmt(row[source])} s  {counts[source]}  "
+                      f"({note}, {_load()})", flush=True)
         if "standalone" in engines and args.standalone_workers:
             from spark_analysis.standalone import standalone_cluster
 
             t = time.monotonic()
             with standalone_cluster(os.path.join(workdir, "standalone"), workers=args.standalone_workers,
                                     cores=1, memory="3g", timeout=180) as url:
-                spark = get_session(url, shuffle_partitions=args.shuffle_partitions,
-                                    driver_memory=args.driver_memory, conf={"spark.executor.memory": "2g"})
-                print(f"    standalone master + {args.standalone_workers} workers and session: "
-                      f"{time.monotonic() - t:.1f} s", flush=True)
-                try:
-                    row["standalone"], counts["standalone"] = _spark_check(spark, path, "parquet", args.timeout)
-                finally:
-                    stop_session()
+                print(f"    standalone master + {args.standalone_workers} workers: {time.monotonic() - t:.1f} s",
+                      flush=True)
+                params = dict(base, master=url, source="parquet", conf={"spark.executor.memory": "2g"})
+                row["standalone"], counts["standalone"], note = _spark_check(params, args.timeout, log)
             print(f"    spark standalone ({args.standalone_workers} workers x 1 core) from parquet: "
-                  f"{_fmt(row['standalone'], args.timeout)} s  {counts['standalone']}  ({_load()})", flush=True)
+                  f"{_fmt(row['standalone'])} s  {counts['standalone']}  ({note}, {_load()})", flush=True)
         found = [c for c in counts.values() if c]
         row["counts_equal"] = all(c == found[0] for c in found) if found else None
         print(f"    counts equal across engines: {row['counts_equal']}", flush=True)
@@ -193,11 +207,13 @@ def main(argv: list[str] | None = None) -> int:
             if key not in r:
                 cells.append("-")
             else:
-                cells.append(_fmt(r[key], args.timeout))
+                cells.append(_fmt(r[key]))
         print(f"{r['ops']:>11} {r['mb']:>7.0f} " + " ".join(f"{c:>16}" for c in cells))
     print(json.dumps(rows))
     return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        sys.exit(_child(json.loads(sys.argv[2])))
     sys.exit(main())

@@ -57,6 +57,7 @@ from spark_analysis.extract import checkpoint, key_table, records, with_committe
 from spark_analysis.intervals import fault_intervals
 from spark_analysis.keyed import count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import read_jsonl, with_order
+from spark_analysis.session import LARGE_INPUT_BYTES
 
 HISTORY, SPEC, RESULTS = "history.jsonl", "spec.json", "results.json"
 QUANTILES = (0.5, 0.9, 0.99)
@@ -284,7 +285,8 @@ def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os
     if anomalies:
         checkpoints = []
         if jsonl_runs:
-            jsonl_table = checkpoint(key_table(records(ops_jsonl)))
+            large = sum((Path(r.run_dir) / HISTORY).stat().st_size for r in jsonl_runs) >= LARGE_INPUT_BYTES
+            jsonl_table = checkpoint(key_table(records(ops_jsonl)), disk_only=large)
             checkpoints.append(jsonl_table)
             tables.append(with_committed(jsonl_table).drop("odd"))
         if columnar_runs:

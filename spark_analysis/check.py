@@ -41,7 +41,7 @@ from spark_analysis.read import (
     scan_counts,
     with_order,
 )
-from spark_analysis.session import get_session
+from spark_analysis.session import LARGE_INPUT_BYTES, get_session
 
 SOURCES = ("auto", "parquet", "jsonl")
 
@@ -147,9 +147,18 @@ def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis:
     return prepared
 
 
+# JSONL bytes per shuffle partition while a JSONL history is parsed and paired (larger partitions of the
+# key table do not fit two at a time in a small local heap).
+JSONL_BYTES_PER_PARTITION = 64 * 1024 * 1024
+
+
 def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) -> Prepared:
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    large = size >= LARGE_INPUT_BYTES
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(max(int(previous), size // JSONL_BYTES_PER_PARTITION)))
     # Parse the JSON once: the counts, the nemesis ops and the key table all read the persisted rows.
-    raw = read_jsonl(spark, path, run="").persist(StorageLevel.MEMORY_AND_DISK)
+    raw = read_jsonl(spark, path, run="").persist(StorageLevel.DISK_ONLY if large else StorageLevel.MEMORY_AND_DISK)
     try:
         count, missing_index = scan_counts(raw)
         first: list[Malformed] = []
@@ -158,8 +167,9 @@ def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) 
         elif count:
             _, first = malformed_lines(spark, raw, total=count)
         ops = with_order(spark, raw, missing_index)
-        table = checkpoint(key_table(records(ops)))
+        table = checkpoint(key_table(records(ops)), disk_only=large)
         prepared = Prepared(with_committed(table), RunFacts(), count, first, _release=[table])
+        facts = run_facts(table)
         if nemesis:
             prepared.nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis")
                                             .orderBy("block", "rid").collect())
@@ -168,7 +178,7 @@ def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) 
             prepared.first_final_invoke = row["t"]
     finally:
         raw.unpersist()
-    facts = run_facts(table)
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
     refuse_odd(facts, path)
     prepared.facts = facts.get("", RunFacts())
     return prepared

@@ -59,13 +59,15 @@ def _bad_int(raw: Column, parsed: Column) -> Column:
     return raw.isNotNull() & parsed.isNull()
 
 
-def checkpoint(df: DataFrame) -> DataFrame:
-    """Materialize ``df`` (memory, spilling to disk) and cut its lineage (an eager local checkpoint):
-    the key table of a JSONL history is read by several jobs, and parsing it again for each would
-    dominate."""
+def checkpoint(df: DataFrame, disk_only: bool = False) -> DataFrame:
+    """Materialize ``df`` and cut its lineage (an eager local checkpoint): the key table of a JSONL
+    history is read by several jobs, and parsing it again for each would dominate. In memory, spilling to
+    disk; straight to disk with ``disk_only`` (large inputs: a partition is serialized whole in memory
+    before it spills, and two of them outgrew a 2 GB local heap at 10 M ops)."""
     from pyspark import StorageLevel
 
-    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    level = StorageLevel.DISK_ONLY if disk_only else StorageLevel.MEMORY_AND_DISK
+    return df.localCheckpoint(eager=True, storageLevel=level)
 
 
 def records(ops: DataFrame) -> DataFrame:
@@ -239,7 +241,7 @@ def key_table(recs: DataFrame) -> DataFrame:
 def with_committed(table: DataFrame) -> DataFrame:
     """``committed`` set for the ``info`` rows of records with a send that an ok read of the same key
     returned (in any row of the record: the commitment crosses keys). The info sends are few: they are
-    broadcast, and the reads are only filtered against them."""
+    broadcast, and the reads are only filtered against them. Runs one job (the committed ops)."""
     sent = (table.where((F.col("type") == "info") & F.col("send_values").isNotNull())
             .select("run", "op", "key", F.explode("send_values").alias("value")))
     wanted = F.broadcast(sent.select("run", "key", "value").distinct())
@@ -248,5 +250,7 @@ def with_committed(table: DataFrame) -> DataFrame:
             .join(wanted, ["run", "key", "value"], "left_semi").distinct())
     flagged = (sent.join(read, ["run", "key", "value"], "left_semi").select("run", "op").distinct()
                .withColumn("_c", F.lit(True)))
+    # Computed now (one job, a few rows), so the table's later readers only join a broadcast table.
+    flagged = flagged.localCheckpoint(eager=True)
     return (table.join(F.broadcast(flagged), ["run", "op"], "left")
             .withColumn("committed", (F.col("type") == "info") & F.coalesce("_c", F.lit(False))).drop("_c"))
