@@ -79,9 +79,9 @@ def refuse_odd(facts: dict[str, RunFacts], where: str) -> None:
     """``CorruptInput`` when a run holds a key or value that is not a 64-bit integer (JSONL input)."""
     odd = sorted(run for run, f in facts.items() if f.odd)
     if odd:
-        raise CorruptInput(f"{where}: a key or value is not a 64-bit integer (the history schema says they are "
-                           f"integers; the Spark engine compares them as such): run(s) {', '.join(odd[:5]) or '-'}",
-                           [])
+        runs = f" (runs {', '.join(odd[:5])}{', ...' if len(odd) > 5 else ''})" if odd != [""] else ""
+        raise CorruptInput(f"{where}: a key or value is not a 64-bit integer{runs}; the history schema says they "
+                           "are integers, and the Spark engine compares them as such", [])
 
 
 def _pack(groups: list[tuple[str, Any, int]], parts: int) -> dict[tuple[str, Any], int]:
