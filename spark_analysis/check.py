@@ -26,7 +26,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.history_parquet import MANIFEST, NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
+from checkers.history_parquet import NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
 from checkers.queue_keys import KEY_KINDS
 from spark_analysis import columnar
 from spark_analysis.errors import CorruptInput
@@ -88,8 +88,7 @@ def _locate(path: Path, source: str) -> Located:
         check_current(path, jsonl)
         return Located(jsonl, path)
     directory = parquet_dir_for(path)
-    if source == "jsonl" or (source == "auto" and not (directory / MANIFEST).exists()
-                             and not directory.exists()):
+    if source == "jsonl" or (source == "auto" and not directory.exists()):
         return Located(path, None)
     check_current(directory, path)
     return Located(path, directory)
@@ -105,11 +104,11 @@ class Prepared:
     malformed: list[Malformed] = field(default_factory=list)
     nemesis: list[dict] = field(default_factory=list)
     first_final_invoke: int | None = None
-    _release: list = field(default_factory=list)
+    cached: list[DataFrame] = field(default_factory=list)  # what ``release`` drops
 
     def release(self) -> None:
         """Drop what was cached for the check."""
-        for df in self._release:
+        for df in self.cached:
             df.unpersist()
 
 
@@ -168,7 +167,7 @@ def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) 
             _, first = malformed_lines(spark, raw, total=count)
         ops = with_order(spark, raw, missing_index)
         table = checkpoint(key_table(records(ops)), disk_only=large)
-        prepared = Prepared(with_committed(table), RunFacts(), count, first, _release=[table])
+        prepared = Prepared(with_committed(table), RunFacts(), count, first, cached=[table])
         facts = run_facts(table)
         if nemesis:
             prepared.nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis")
