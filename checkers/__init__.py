@@ -32,14 +32,16 @@ function serves ``kraftcheck check`` (``harness/app/commands/check.py``, any his
 
 The checkers:
 
-* ``queue`` (``queue.py``, ``queue_checker.py``; extraction in ``queue_extract.py``, cycles in
-  ``queue_cycles.py``, realtime-order and hwm-regression in ``queue_realtime.py``): Jepsen's Kafka queue
+* ``queue`` (``queue.py``, ``queue_checker.py``; extraction in ``queue_extract.py``, the per-key kinds
+  in ``queue_keys.py``, cycles in ``queue_cycles.py``, realtime-order and hwm-regression in
+  ``queue_realtime.py``): Jepsen's Kafka queue
   anomalies - lost-write, duplicate, inconsistent-offsets, poll-skip, nonmonotonic-poll, their internal
   variants, nonmonotonic-send and its internal variants (int-nonmonotonic-send, int-send-skip), G1a,
   precommitted-read, unseen with a recovery deadline, G0/G1c cycles with realtime variants, with
   assign/subscribe changing what a process tracks as in Jepsen - plus acked-unreadable (every ``ok`` send
   readable at its offset after the final phase), realtime-order and hwm-regression. ``queue.py``'s
-  docstring is the exact contract (definitions and result shapes) shared with the Spark implementation.
+  docstring is the exact contract (definitions and result shapes); every kind but the cycles is a
+  function of one key's records (``queue_keys.py``), which is what the Spark engine runs, key by key.
 * guarantee profiles (``profiles.py``): the spec decides per anomaly whether it is forbidden, allowed, a
   known issue (Last Replica Standing under v3.5 with lossy faults) or expected; the history decides between
   Jepsen's rules (transactions, subscribe); a cycle of wr edges alone is always forbidden; ``--profile
@@ -65,7 +67,11 @@ Conventions for the harness
 * Spec keys read: ``acks``, ``min_isr``, ``variant``, ``unclean_leader_election``, ``flush_messages``,
   ``nemesis``, ``test_name``/``scenario``, ``idempotence``, ``topic``, ``unseen_deadline_ns``,
   ``linearizability`` (false skips the engine). See ``profiles.py``.
-* Exports (``export.py``, ``kraftcheck export``): EDN and Jepsen JSON in Jepsen's Kafka encoding, Parquet;
+* Exports (``export.py``, ``kraftcheck export``): EDN and Jepsen JSON in Jepsen's Kafka encoding;
   ``history_edn.py`` reads that EDN (and Jepsen's own ``history.edn``) back.
+* The columnar history (``history_parquet.py``, ``queue_rows.py``; pyarrow, the optional ``spark``
+  extra): ``history.parquet/`` beside ``history.jsonl``, derived from it after every run and by
+  ``kraftcheck export --format parquet``: the ops losslessly, the queue records as one row per key (the
+  key table the Spark engine checks), a manifest tying it to the JSONL; reproducible to the byte.
 * ``synth.py``: a seeded generator of valid histories and mutations that break them (shared with Spark).
 """

@@ -1,4 +1,4 @@
-"""Exports of a history for Jepsen-ecosystem tools: EDN, Jepsen-style JSON, Parquet.
+"""Exports of a history for Jepsen-ecosystem tools: EDN and Jepsen-style JSON.
 
 Both EDN and JSON use Jepsen's Kafka workload encoding (``jepsen.tests.kafka``), which elle-cli and the
 Jepsen checkers read: client ops become micro-op vectors - a single ``send`` ``[k, [o, v]]`` becomes
@@ -18,7 +18,6 @@ from typing import Any
 
 from checkers.queue_extract import norm_key
 
-OP_FIELDS = ("index", "time", "type", "process", "f", "value", "node", "error")
 # Op fields whose EDN name is not just the field name with dashes (Jepsen's spelling).
 EDN_FIELD_NAMES = {"seek_to_beginning": "seek-to-beginning?"}
 _STRING_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
@@ -107,25 +106,3 @@ def to_edn(ops: list[dict]) -> str:
 def to_jepsen_json(ops: list[dict]) -> str:
     """A JSON array of ops in Jepsen's Kafka encoding (what elle-cli's JSON reader takes)."""
     return "[\n" + ",\n".join(json.dumps(jepsen_op(op), default=str) for op in ops) + "\n]\n"
-
-
-def to_parquet(ops: list[dict], path: str) -> int:
-    """Flat Parquet (one row per op; ``value`` and extra fields as JSON text) for Spark; returns rows."""
-    # pyarrow comes with the optional 'spark' extra: imported only when Parquet is asked for.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    cols: dict[str, list] = {k: [] for k in ("index", "time", "type", "process", "f", "value", "node", "error",
-                                             "extra")}
-    for op in ops:
-        cols["index"].append(op.get("index"))
-        cols["time"].append(op.get("time"))
-        cols["type"].append(op.get("type"))
-        cols["process"].append(str(op.get("process")))
-        cols["f"].append(op.get("f"))
-        cols["value"].append(json.dumps(op.get("value")))
-        cols["node"].append(op.get("node"))
-        cols["error"].append(None if op.get("error") is None else str(op.get("error")))
-        extra = {k: v for k, v in op.items() if k not in OP_FIELDS}
-        cols["extra"].append(json.dumps(extra) if extra else None)
-    pq.write_table(pa.table(cols), path)
-    return len(ops)

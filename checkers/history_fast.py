@@ -99,6 +99,14 @@ def iter_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
     """``read_ops``'s ops one at a time, for a consumer that keeps only what it derives from them (the
     history is never all in memory). Raises ``NeedsReference``, possibly after ops were yielded, when
     the file needs the reference reader: the consumer then starts over with ``read_ops``."""
+    for _, op, _ in iter_numbered(path, malformed, block_bytes):
+        yield op
+
+
+def iter_numbered(path: str | os.PathLike, malformed: list[MalformedLine] | None = None,
+                  block_bytes: int = _CHUNK) -> Iterator[tuple[int, dict, bool]]:
+    """``iter_ops`` with each op's line number and whether ``json`` read it (orjson refused the line:
+    it may hold what orjson would not write back, such as NaN)."""
     path = str(path)
     if orjson is None:
         raise NeedsReference
@@ -110,6 +118,7 @@ def iter_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
         for lines in _line_blocks(fh, block_bytes):
             for raw in lines:
                 lineno += 1
+                by_json = False
                 try:
                     op = loads(raw)
                 except orjson.JSONDecodeError:
@@ -122,6 +131,7 @@ def iter_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
                         if malformed is not None:
                             malformed.append(MalformedLine(path, lineno, f"invalid JSON ({exc.msg})"))
                         continue
+                    by_json = True
                 # Inlined validate_op for the common shape; anything else gets validate_op's own verdict.
                 if not (type(op) is dict and op.get("type") in types and type(op.get("f")) is str
                         and type(op.get("time")) is int
@@ -141,4 +151,4 @@ def iter_ops(path: str | os.PathLike, malformed: list[MalformedLine] | None = No
                 if "value" not in op:
                     op["value"] = None
                 position += 1
-                yield op
+                yield lineno, op, by_json

@@ -9,7 +9,7 @@ rules. Nothing here decides validity: it only normalises both encodings of docs/
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -104,22 +104,18 @@ def _unpack_poll(rec: OpRec, result: Any) -> None:
             if seq is None:
                 reads[key] = []
             continue
-        # Fastest path: well-formed [[offset, value], ...] (the hot loop): the history's own 2-lists are
-        # kept as the pairs (read-only; consumers unpack or index them as they do tuples), which saves
-        # allocating and freeing millions of tuples. Offsets that are not ints are treated as unknown where
-        # offsets are used (VersionOrders.observe and the offset checks). The first sequence of a key is
+        # Fastest path: well-formed [[offset, value], ...] with integer offsets (the hot loop): the
+        # history's own 2-lists are kept as the pairs (read-only; consumers unpack or index them as they do
+        # tuples), which saves allocating and freeing millions of tuples. The first sequence of a key is
         # the history's own list too (read-only as well: a later poll micro-op of the same key makes a
         # new list instead of extending it).
-        if all([type(p) is list and len(p) == 2 for p in pairs]):
+        if all([type(p) is list and len(p) == 2 and type(p[0]) is int for p in pairs]):
             reads[key] = pairs if seq is None else seq + pairs
             continue
-        # Slower paths append to a list of this record's own (a copy: ``seq`` may be the history's).
+        # The slow path appends to a list of this record's own (a copy: ``seq`` may be the history's):
+        # pairs that are not 2-lists are skipped, an offset that is not an integer (a float equal to one,
+        # a boolean) is unknown, as the contract says and as the columnar history stores it.
         seq = reads[key] = [] if seq is None else list(seq)
-        try:
-            seq.extend([(o, v) for o, v in pairs])  # other unpackable pairs, as tuples
-            continue
-        except (TypeError, ValueError):
-            pass
         for pair in pairs:
             if isinstance(pair, list) and len(pair) == 2:
                 o = pair[0]
@@ -165,16 +161,16 @@ def _is_final(invoke: dict, completion: dict | None) -> bool:
     return invoke.get("final") is True or (completion is not None and completion.get("final") is True)
 
 
-def extract(ops: Iterable[dict]) -> list[OpRec]:
-    """Pair client ops by process and unpack them, in completion order (history order of completions).
+def iter_records(ops: Iterable[dict]) -> Iterator[OpRec]:
+    """Pair client ops by process and unpack them: each record as its completion is read, then the
+    invocations never completed (as ``info``), in history order. ``ops`` is iterated once and only the
+    open invocations are kept, so a history can be streamed through (``checkers.history_parquet``).
 
-    ``ops`` is iterated once. Nemesis ops and ops of other ``f`` than send/poll/txn/assign/subscribe are
-    ignored. A
-    completion without an open invocation is ignored (``pair_ops`` reports those); an invocation never
-    completed becomes ``info``.
+    Nemesis ops and ops of other ``f`` than send/poll/txn/assign/subscribe are ignored. A completion
+    without an open invocation is ignored (``pair_ops`` reports those); an invocation never completed
+    becomes ``info``.
     """
     open_by_process: dict[Any, dict] = {}
-    out: list[OpRec] = []
     for op in ops:
         process = op.get("process")
         if type(process) is not int:  # nemesis ops (and anything that is not a client)
@@ -185,20 +181,27 @@ def extract(ops: Iterable[dict]) -> list[OpRec]:
         invoke = open_by_process.pop(process, None)
         if invoke is None or invoke.get("f") != op.get("f"):
             continue
-        rec = _make(invoke, op)
+        rec = make_record(invoke, op)
         if rec is not None:
-            out.append(rec)  # rec.index == op["index"]
+            yield rec  # rec.index == op["index"]
     for invoke in open_by_process.values():
-        rec = _make(invoke, None)
+        rec = make_record(invoke, None)
         if rec is not None:
-            out.append(rec)  # rec.index == invoke["index"]
+            yield rec  # rec.index == invoke["index"]
+
+
+def extract(ops: Iterable[dict]) -> list[OpRec]:
+    """``iter_records`` as a list in op-index order (the order the checks process records in)."""
+    out = list(iter_records(ops))
     indices = [r.index for r in out]
     if any(map(operator.gt, indices, islice(indices, 1, None))):
         out.sort(key=lambda r: r.index)  # stable, as before
     return out
 
 
-def _make(invoke: dict, completion: dict | None) -> OpRec | None:
+def make_record(invoke: dict, completion: dict | None) -> OpRec | None:
+    """The record of one invocation and its completion (None when never completed), or None when its
+    ``f`` is not a queue op."""
     f = invoke.get("f")
     if f not in CLIENT_FS and f not in SUBSCRIPTION_FS:
         return None

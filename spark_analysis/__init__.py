@@ -4,45 +4,58 @@ Theory of operation
 -------------------
 The Python checkers (``checkers/``) hold a whole history in memory. That is right for ordinary runs and
 wrong for two cases this package covers: a single history too large for one process's memory, and a
-store of thousands of runs to be compared. Both are the same computation: the history schema of DESIGN.md
-section 2 turned into tables and checked with joins, group-bys and window functions, every key carrying
-the ``run`` it belongs to, so that one run and a thousand runs are the same Spark job.
+store of thousands of runs to be compared. Both are the same computation, every row carrying the ``run``
+it belongs to, so that one run and a thousand runs are the same Spark job.
+
+The queue checks are not restated in Spark: every kind but the cycles is a function of one key's records
+plus three facts of the whole history (``checkers/queue_keys.py``), so Spark only gets each key's records
+to one Python worker and runs the Python checker's own code there. The input is the key table of
+``checkers.queue_rows`` (one row per record and key, typed columns, micro-ops in list columns).
 
 Pipeline (modules in order):
 
 1. ``session``: the one SparkSession of the process. It checks Java and the master URL first (a missing
    Java or an unreachable ``spark://`` master becomes one clear error), keeps traffic on loopback for
    local masters, turns the UI off unless asked, and keeps shuffles small.
-2. ``read``: JSONL via ``spark.read.text`` + ``from_json`` with an explicit schema (``value`` stays raw
-   JSON text, parsed later by ``f``); every line gets a file-order key (split offset, row id) from which
-   line numbers are derived only when needed: malformed lines are reported with file and line, ops
-   without ``index`` get their position, exactly as ``harness.core.history`` does. ``parquet`` converts JSONL
-   to Parquet with pyarrow in bounded memory; ``read`` reads that too.
-3. ``extract``: invocations paired with completions and unpacked into ``recs``, ``sends`` and ``reads``
-   (both the single-op and the ``txn`` encodings), by the rules of ``checkers/queue.py``.
-4. ``queue_jobs``: the fifteen queue anomaly kinds of ``checkers/queue.py`` (contract version 2), with
-   the same definitions and the same result shapes and order; ``check`` runs them on one history
-   (``--engine spark``). A differential test holds the two engines to identical output.
-5. ``intervals`` + ``aggregate``: nemesis fault intervals per run (``harness.core.faults``), then
-   anomaly counts by fault mix and variant, ok/fail/info rates and latency quantiles during faults versus
-   healthy periods, and time to recover after a heal, written as Parquet, CSV and ``summary.json``.
+2. Input, two ways to the same key table:
 
-Performance (measured on the shared 2-core machine, see ``bench/bench_spark.py``): 1 M ops (2.06 M JSONL
-lines) take ~214 s on ``local[2]`` (523 s before the local-mode tuning below), 100 k ops ~36 s, a 1 k-op
-check ~15 s (job and code-generation overhead dominate). What mattered, in order: C1-only JIT for the
-local driver JVM (C2's compiler threads competed with the tasks for two cores), adaptive execution off
-in local mode (it ran every shuffle stage as a job of its own: 102 -> 29 jobs for one check), the
-plan-lineage cut (eager local checkpoints of every shared table), and parsing the JSON once. At 100 k ops
-the time splits about 15% read + JSON parse, 35% extraction (the per-process pairing window and the
-payload parsing), 5% shared tables, 45% the fifteen checks. 10 M ops in under 3 minutes is not reached on
-this machine (the measured rate is ~4.7 k ops/s).
+   - ``columnar``: a columnar history (``history.parquet/`` beside ``history.jsonl``, written at the end of
+     every run and by ``kraftcheck export --format parquet``; ``checkers.history_parquet``) is read as it
+     is: ``queue.parquet`` is the key table, ``ops.parquet`` the ops, ``nemesis.parquet`` the fault
+     schedule; ``check.locate`` first checks it against its JSONL (a mismatch is an error, never a silent
+     fallback).
+   - ``read`` + ``extract``: otherwise the JSONL is read with ``spark.read.text`` + ``from_json`` and an
+     explicit schema (never Python per line); every line gets a file-order key (split offset, row id) from
+     which line numbers are derived only when needed (malformed lines are reported with file and line,
+     ops without ``index`` get their position, as ``harness.core.history`` does); invocations are paired
+     with completions by a window per process and unpacked into the key table with higher-order
+     functions, and the one cross-key fact a key's rows need (which ``info`` ops are committed) is a join.
 
-What it guarantees: nothing collects a history on the driver; only anomaly rows, one row per file split,
-the nemesis intervals (through ``applyInPandas``, one run at a time) and the final aggregated tables
-leave the executors. What it cannot see: the Python checkers' cycle kinds (G0/G1c) and protocol
-invariants over traces are not computed here; keys, values and offsets must be integers, as the schema
-says (other JSON there is read as null); and the JSONL reader coerces a non-string ``f`` to text instead
-of rejecting the line (``read`` lists its differences from ``harness.core.history.validate_op``).
+3. ``keyed``: one pass per key. A small aggregation gives each run's facts (final phase, transactions,
+   rows per key); the table is shuffled once so that each (run, key) group lands whole in one partition
+   (groups packed by size, largest first); ``mapInArrow`` sorts each partition by (run, key, op), rebuilds
+   each key's records and runs ``checkers.queue_keys.key_anomalies`` on them. Only anomaly rows leave the
+   workers. ``check`` runs it on one history (``--engine spark`` via ``engine``), with the same results as
+   ``checkers.queue.queue_anomalies`` for every kind but the cycles: the differential tests hold both
+   inputs to that.
+4. ``intervals`` + ``aggregate``: nemesis fault intervals per run (``harness.core.faults``), then anomaly
+   counts by fault mix and variant, ok/fail/info rates and latency quantiles during faults versus healthy
+   periods, and time to recover after a heal, written as Parquet, CSV and ``summary.json``. The columnar
+   histories of a whole store are read by one job (runs without one are read from JSONL, in the same job).
+
+Performance: figures and what limits them are in docs/benchmarks.md (``bench/bench_spark.py`` prints them).
+In local mode the driver JVM is limited to the C1 JIT compiler and adaptive execution is off
+(``session``); what remains is moving the key table from the JVM to the Python workers and the Python
+checks themselves.
+
+What it guarantees: nothing collects a history on the driver; only anomaly rows, a few rows per run and
+key, the nemesis ops (through ``nemesis.parquet``, or ``applyInPandas`` one run at a time) and the final
+aggregated tables leave the executors. What it cannot see: the cycle kinds (G0/G1c and their realtime
+variants, which cross keys) and the protocol invariants over traces. Keys and values must be integers
+that fit in 64 bits, as the schema says: a history with others is refused, not read as something else.
+The JSONL reader coerces a non-string ``f`` to text instead of rejecting the line, and reads a number
+written as a JSON string (``"7"``) where an integer is expected as that integer (``read`` and ``extract``
+list their differences from the Python reader); the columnar path has neither difference.
 """
 
 from spark_analysis.errors import BadMasterURL, CorruptInput, JavaMissing, SessionConflict, SparkAnalysisError

@@ -4,15 +4,19 @@ What it reads (DESIGN.md section 2): every run directory under the store root th
 ``history.jsonl`` (the ``latest`` link is skipped); its ``spec.json`` (read defensively: ``nemesis`` as a
 list or comma-separated string, ``variant``, ``acks``, ``min_isr``, each possibly missing) and
 ``results.json`` (its verdict in the words of ``harness.core.verdict``, when present). Only these small
-JSON files are read on the driver; every history is read by Spark (``spark.read.text`` over all files at once, the run being the
-file's directory) and only aggregated tables come back to the driver (pandas, a few rows per run).
+JSON files (and the manifests of columnar histories) are read on the driver. Every history is read by
+Spark, all runs at once, the run being the file's directory: a run's columnar history
+(``history.parquet``, ``spark_analysis.columnar``) when it matches its ``history.jsonl`` by size (hashing
+every history of a store would mean reading it all on the driver), else the JSONL (``spark.read.text``);
+the Parquet files of the whole store are one read. Only aggregated tables come back to the driver
+(pandas, a few rows per run).
 
 What it computes:
 
 - ``runs``: one row per run: test, start stamp, fault mix (sorted nemesis names joined by ``+``, or
   ``none``), variant, acks, min_isr, stored verdict, op counts (client completions ok / fail / info),
-  malformed lines, and the number of anomalies of each Spark queue kind (``spark_analysis.queue_jobs``),
-  computed here from the history with today's definitions.
+  malformed lines, and the number of anomalies of each queue kind but the cycles (``spark_analysis.keyed``,
+  one pass per run and key), computed here from the history with today's definitions.
 - ``by_mix``: per (fault mix, variant): runs, runs with any anomaly, runs per stored verdict, anomalies
   per kind.
 - ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and
@@ -43,13 +47,17 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from checkers.history_parquet import ParquetHistoryError, check_current, parquet_dir_for
+from checkers.queue_keys import KEY_KINDS as KINDS
 from harness.core.faults import mix_name
 from harness.core.verdict import Verdict
+from spark_analysis import columnar
 from spark_analysis.errors import SparkAnalysisError
-from spark_analysis.extract import extract
+from spark_analysis.extract import checkpoint, key_table, records, with_committed
 from spark_analysis.intervals import fault_intervals
-from spark_analysis.queue_jobs import KINDS, QueueJobs, count_anomalies
+from spark_analysis.keyed import count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import read_jsonl, with_order
+from spark_analysis.session import LARGE_INPUT_BYTES
 
 HISTORY, SPEC, RESULTS = "history.jsonl", "spec.json", "results.json"
 QUANTILES = (0.5, 0.9, 0.99)
@@ -67,6 +75,8 @@ class RunInfo:
     acks: str
     min_isr: str
     verdict: str
+    parquet: str | None = None  # its columnar history, when one matching its history.jsonl is there
+    malformed: int = 0  # malformed lines the columnar history's manifest lists
 
 
 def discover_runs(store: str | os.PathLike, limit: int | None = None) -> list[RunInfo]:
@@ -112,12 +122,23 @@ def run_info(run_dir: Path, root: Path) -> RunInfo:
     started = rel[-1] if rel else run_dir.name
     valid = results.get("valid", "missing") if (run_dir / RESULTS).exists() else "missing"
     protocol = spec.get("protocol") if isinstance(spec.get("protocol"), dict) else {}
+    parquet, malformed = None, 0
+    columnar_dir = parquet_dir_for(run_dir / HISTORY)
+    if columnar_dir.exists():
+        # Sizes only (hashing every history of a store would read it all on the driver); a directory
+        # that does not match is not used, and the run's JSONL is read instead.
+        try:
+            manifest = check_current(columnar_dir, run_dir / HISTORY, full=False)
+            parquet, malformed = str(columnar_dir.resolve()), int(manifest["malformed"]["count"])
+        except ParquetHistoryError:
+            pass
     return RunInfo(
         run_dir=str(run_dir.resolve()), test=test, started=started,
         fault_mix=fault_mix(spec.get("nemesis")),
         variant=_text(spec.get("variant", protocol.get("variant"))),
         acks=_text(spec.get("acks")), min_isr=_text(spec.get("min_isr", spec.get("min_insync_replicas"))),
-        verdict="missing" if valid == "missing" else Verdict.of(results).word)
+        verdict="missing" if valid == "missing" else Verdict.of(results).word, parquet=parquet,
+        malformed=malformed)
 
 
 def _uri_dir(uri: str) -> str:
@@ -210,21 +231,41 @@ def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os
         raise SparkAnalysisError(f"no run directories (with {HISTORY}) under {store}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    raw = read_jsonl(spark, [str(Path(r.run_dir) / HISTORY) for r in runs])
-    # Map Spark's run keys (directories of file URIs) to run directories, on the driver: one per run.
+    columnar_runs = [r for r in runs if r.parquet is not None]
+    jsonl_runs = [r for r in runs if r.parquet is None]
+    # Run keys as Spark computes them (directories of file URIs), mapped to run directories on the driver.
     by_dir = {r.run_dir: r for r in runs}
     key_rows = []
-    for uri in raw.inputFiles():
+    parts, tables, malformed_parts = [], [], []
+    raw = None
+    if jsonl_runs:
+        raw = read_jsonl(spark, [str(Path(r.run_dir) / HISTORY) for r in jsonl_runs])
+        uris = raw.inputFiles()
+        malformed_parts.append(raw.where(F.col("bad").isNotNull()).groupBy("run")
+                               .agg(F.count(F.lit(1)).alias("malformed")))
+        ops_jsonl = with_order(spark, raw)
+        parts.append(ops_jsonl)
+    else:
+        uris = []
+    if columnar_runs:
+        dirs = [r.parquet for r in columnar_runs]
+        parquet_ops = columnar.ops(spark, dirs)
+        uris += [u.rsplit("/", 1)[0] for u in parquet_ops.inputFiles()]
+        parts.append(parquet_ops)
+    for uri in uris:
         key = _uri_dir(uri)
         info = by_dir.get(str(Path(urllib.parse.unquote(key)).resolve()))
         if info is not None:
             key_rows.append((key, info.run_dir, info.test, info.started, info.fault_mix, info.variant,
-                             info.acks, info.min_isr, info.verdict))
-    meta_cols = ["run", "run_dir", "test", "started", "fault_mix", "variant", "acks", "min_isr", "verdict"]
+                             info.acks, info.min_isr, info.verdict, info.malformed))
+    meta_cols = ["run", "run_dir", "test", "started", "fault_mix", "variant", "acks", "min_isr", "verdict",
+                 "manifest_malformed"]
     meta = F.broadcast(spark.createDataFrame(key_rows, meta_cols))
 
-    malformed = raw.where(F.col("bad").isNotNull()).groupBy("run").agg(F.count(F.lit(1)).alias("malformed"))
-    ops = with_order(spark, raw)
+    common = ["run", "file", "block", "rid", "time", "type", "process", "f"]
+    ops = parts[0].select(*common)
+    for extra in parts[1:]:
+        ops = ops.unionByName(extra.select(*common))
     pairs = client_pairs(ops)
     intervals = nemesis_intervals(ops)
     intervals.persist()
@@ -233,16 +274,34 @@ def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os
     counts = (pairs.groupBy("run").pivot("type", ["ok", "fail", "info"]).count().na.fill(0)
               .withColumnRenamed("ok", "ops_ok").withColumnRenamed("fail", "ops_fail")
               .withColumnRenamed("info", "ops_info"))
-    runs_df = meta.join(counts, "run", "left").join(malformed, "run", "left").na.fill(0, ["malformed"])
+    runs_df = meta.join(counts, "run", "left")
+    if malformed_parts:
+        runs_df = runs_df.join(malformed_parts[0], "run", "left")
+    else:
+        runs_df = runs_df.withColumn("malformed", F.lit(None).cast("long"))
+    runs_df = (runs_df.withColumn("malformed", F.coalesce("malformed", "manifest_malformed").cast("long"))
+               .drop("manifest_malformed").na.fill(0, ["malformed"]))
     kinds_pdf = None
     if anomalies:
-        ex = extract(ops).persist()
-        jobs = QueueJobs(ex).persist()
+        checkpoints = []
+        if jsonl_runs:
+            large = sum((Path(r.run_dir) / HISTORY).stat().st_size for r in jsonl_runs) >= LARGE_INPUT_BYTES
+            jsonl_table = checkpoint(key_table(records(ops_jsonl)), disk_only=large)
+            checkpoints.append(jsonl_table)
+            tables.append(with_committed(jsonl_table).drop("odd"))
+        if columnar_runs:
+            tables.append(columnar.key_table(spark, [r.parquet for r in columnar_runs]))
+        table = tables[0]
+        for t in tables[1:]:
+            table = table.unionByName(t)
         try:
-            kinds_pdf = count_anomalies(jobs.frames()).toPandas()
+            facts = run_facts(table)
+            if jsonl_runs:
+                refuse_odd(run_facts(checkpoints[0]), str(store))
+            kinds_pdf = count_anomalies(key_pass(spark, table, facts)).toPandas()
         finally:
-            jobs.unpersist()
-            ex.unpersist()
+            for t in checkpoints:
+                t.unpersist()
     runs_pdf = runs_df.toPandas()
     for kind in KINDS:
         runs_pdf[kind] = 0

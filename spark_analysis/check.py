@@ -1,29 +1,186 @@
 """One history checked by Spark: the entry point behind ``--engine spark``.
 
-``spark_queue_anomalies(path)`` reads a JSONL or Parquet history, runs the queue checks of
-``spark_analysis.queue_jobs`` and returns the same dict as ``checkers.queue.queue_anomalies`` for the
-kinds Spark computes (``queue_jobs.KINDS``), plus nothing else. Malformed lines are reported (count and
-the first ones with file and line), like the Python engine, or raised with ``strict=True``.
+``check_history(path)`` returns the same dict as ``checkers.queue.queue_anomalies`` for every kind but the
+cycles (``checkers.queue_keys.KEY_KINDS``), computed one key at a time by the Python checker's own code
+(``spark_analysis.keyed``). The input is chosen by ``locate``:
+
+- a columnar history (``history.parquet/`` beside ``history.jsonl``, or such a directory given itself) is
+  read when present, after ``checkers.history_parquet.check_current`` has checked that it is whole and
+  derived from the JSONL as it is now (a mismatch is an error saying how to rebuild it, never a silent
+  fallback); its key table is read as it is;
+- otherwise the JSONL is read with an explicit schema (``spark_analysis.read``) and turned into the same
+  key table by Spark (``spark_analysis.extract``), then checkpointed, since several jobs read it.
+
+Malformed lines are reported (count and the first ones with file and line) for both inputs, or raised
+with ``strict=True``.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from spark_analysis.extract import extract
-from spark_analysis.queue_jobs import KINDS, anomaly_frames, collect_anomalies
+from checkers.history_parquet import NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
+from checkers.queue_keys import KEY_KINDS
+from spark_analysis import columnar
+from spark_analysis.errors import CorruptInput
+from spark_analysis.extract import checkpoint, key_table, records, with_committed
+from spark_analysis.keyed import RunFacts, collect_anomalies, count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import (
     Malformed,
     malformed_lines,
+    ops_to_dicts,
     raise_if_malformed,
-    read_history_df,
+    read_jsonl,
     scan_counts,
     with_order,
 )
-from spark_analysis.session import get_session
+from spark_analysis.session import LARGE_INPUT_BYTES, get_session
+
+SOURCES = ("auto", "parquet", "jsonl")
+
+
+@dataclass(frozen=True)
+class Located:
+    """Which input a check reads: the JSONL history and/or its columnar directory."""
+
+    jsonl: Path | None
+    parquet: Path | None
+
+    @property
+    def uses_parquet(self) -> bool:
+        """Whether the check reads the columnar history."""
+        return self.parquet is not None
+
+    @property
+    def input_bytes(self) -> int | None:
+        """The size of the JSONL history (how large a check this is), when there is one."""
+        try:
+            return self.jsonl.stat().st_size if self.jsonl is not None else None
+        except OSError:
+            return None
+
+
+def locate(path: str | os.PathLike, source: str = "auto") -> Located:
+    """The input for ``path`` (a JSONL history or a columnar directory): with ``source`` ``auto`` the
+    columnar history when there is one (checked against the JSONL: ``CorruptInput`` saying how to rebuild
+    it when it does not match), ``parquet`` insists on it, ``jsonl`` ignores it."""
+    try:
+        return _locate(Path(path), source)
+    except ParquetHistoryError as exc:
+        raise CorruptInput(str(exc), []) from None
+
+
+def _locate(path: Path, source: str) -> Located:
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    if path.is_dir() or path.suffix == ".parquet":
+        if source == "jsonl":
+            raise ParquetHistoryError(f"{path}: a columnar history, but the JSONL input was asked for")
+        sibling = path.with_suffix(".jsonl")
+        jsonl = sibling if sibling.is_file() else None
+        check_current(path, jsonl)
+        return Located(jsonl, path)
+    directory = parquet_dir_for(path)
+    if source == "jsonl" or (source == "auto" and not directory.exists()):
+        return Located(path, None)
+    check_current(directory, path)
+    return Located(path, directory)
+
+
+@dataclass
+class Prepared:
+    """A history ready for the keyed pass: its key table, the facts of its run, what was malformed."""
+
+    table: DataFrame
+    facts: RunFacts
+    malformed_count: int = 0
+    malformed: list[Malformed] = field(default_factory=list)
+    nemesis: list[dict] = field(default_factory=list)
+    first_final_invoke: int | None = None
+    cached: list[DataFrame] = field(default_factory=list)  # what ``release`` drops
+
+    def release(self) -> None:
+        """Drop what was cached for the check."""
+        for df in self.cached:
+            df.unpersist()
+
+
+def prepare(spark: SparkSession, where: Located, *, strict: bool = False, nemesis: bool = False) -> Prepared:
+    """Read the input of ``where`` into a key table (run ``""``) and the facts the check needs; with
+    ``nemesis`` also the nemesis ops and the first final invocation's time (the engine's profile and
+    recovery deadline)."""
+    if where.uses_parquet:
+        return _prepare_parquet(spark, where, strict, nemesis)
+    return _prepare_jsonl(spark, str(where.jsonl), strict, nemesis)
+
+
+def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis: bool) -> Prepared:
+    from checkers.history_parquet import read_manifest, read_ops
+
+    directory = str(where.parquet)
+    manifest = read_manifest(directory)
+    bad = manifest["malformed"]
+    shown = str(where.jsonl) if where.jsonl is not None else directory
+    first = [Malformed(shown, m["line"], m["reason"]) for m in bad["first"]]
+    if bad["count"] and strict:
+        lines = "\n  ".join(str(m) for m in first[:20])
+        raise CorruptInput(f"{bad['count']} malformed history line(s), first ones:\n  {lines}",
+                           [(m.path, m.line, m.reason) for m in first[:20]])
+    table = columnar.key_table(spark, [directory], run="")
+    facts = run_facts(table).get("", RunFacts())
+    prepared = Prepared(table, facts, bad["count"], first)
+    if nemesis:
+        # A few rows (the fault schedule): read on the driver, as the manifest is.
+        prepared.nemesis = read_ops(directory, NEMESIS)[0]
+        row = (columnar.ops(spark, [directory], run="")
+               .where((F.col("final") == "true") & (F.col("type") == "invoke"))
+               .agg(F.min_by("time", "rid").alias("t")).collect()[0])
+        prepared.first_final_invoke = row["t"]
+    return prepared
+
+
+# JSONL bytes per shuffle partition while a JSONL history is parsed and paired (larger partitions of the
+# key table do not fit two at a time in a small local heap).
+JSONL_BYTES_PER_PARTITION = 64 * 1024 * 1024
+
+
+def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) -> Prepared:
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    large = size >= LARGE_INPUT_BYTES
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(max(int(previous), size // JSONL_BYTES_PER_PARTITION)))
+    # Parse the JSON once: the counts, the nemesis ops and the key table all read the persisted rows.
+    raw = read_jsonl(spark, path, run="").persist(StorageLevel.DISK_ONLY if large else StorageLevel.MEMORY_AND_DISK)
+    try:
+        count, missing_index = scan_counts(raw)
+        first: list[Malformed] = []
+        if count and strict:
+            raise_if_malformed(spark, raw)
+        elif count:
+            _, first = malformed_lines(spark, raw, total=count)
+        ops = with_order(spark, raw, missing_index)
+        table = checkpoint(key_table(records(ops)), disk_only=large)
+        prepared = Prepared(with_committed(table), RunFacts(), count, first, cached=[table])
+        facts = run_facts(table)
+        if nemesis:
+            prepared.nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis")
+                                            .orderBy("block", "rid").collect())
+            row = (ops.where((F.col("final") == "true") & (F.col("type") == "invoke"))
+                   .agg(F.min_by("time", F.struct("block", "rid")).alias("t")).collect()[0])
+            prepared.first_final_invoke = row["t"]
+    finally:
+        raw.unpersist()
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+    refuse_odd(facts, path)
+    prepared.facts = facts.get("", RunFacts())
+    return prepared
 
 
 @dataclass
@@ -33,56 +190,34 @@ class SparkCheckResult:
     anomalies: dict[str, list[dict]]
     malformed_count: int = 0
     malformed: list[Malformed] = field(default_factory=list)
+    source: str = "jsonl"
+    client_ops: int = 0
 
 
 def check_history(path: str, options: dict | None = None, *, master: str | None = None,
-                  strict: bool = False, limit: int | None = None, spark: Any = None) -> SparkCheckResult:
-    """Run every Spark queue check on one history file (JSONL, or Parquet from ``parquet.py``).
-
-    ``limit`` caps the rows collected per kind (None: all, as the Python checker returns them).
-    """
-    spark = spark or get_session(master)
-    # Parse the JSON once: every later job (counts, pairing, checks) reads the persisted rows.
-    raw = read_history_df(spark, path, run="").persist(StorageLevel.MEMORY_AND_DISK)
+                  strict: bool = False, spark: Any = None, source: str = "auto") -> SparkCheckResult:
+    """Every queue kind but the cycles on one history (see the module docstring for the input)."""
+    where = locate(path, source)
+    spark = spark or get_session(master, input_bytes=where.input_bytes)
+    prepared = prepare(spark, where, strict=strict)
     try:
-        count, missing_index = scan_counts(raw)
-        first: list[Malformed] = []
-        if count and strict:
-            raise_if_malformed(spark, raw)
-        elif count:
-            _, first = malformed_lines(spark, raw, total=count)
-        ops = with_order(spark, raw, missing_index)
-        ex = extract(ops).persist()
-        jobs, frames = anomaly_frames(ex, options)
-        try:
-            anomalies = collect_anomalies(frames, run="", limit=limit)
-        finally:
-            jobs.unpersist()
-            ex.unpersist()
+        rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": dict(options or {})})
+        anomalies = collect_anomalies(rows, [""])[""]
     finally:
-        raw.unpersist()
-    return SparkCheckResult({k: anomalies[k] for k in KINDS}, count, first)
+        prepared.release()
+    return SparkCheckResult({k: anomalies[k] for k in KEY_KINDS}, prepared.malformed_count, prepared.malformed,
+                            "parquet" if where.uses_parquet else "jsonl", prepared.facts.client_ops)
 
 
-def anomaly_counts(path: str, options: dict | None = None, *, spark: Any) -> dict[str, int]:
+def anomaly_counts(path: str, options: dict | None = None, *, spark: Any, source: str = "auto") -> dict[str, int]:
     """Exact anomaly counts per kind of one history, without collecting any anomaly row (benchmarks)."""
-    from pyspark.sql import functions as F
-
-    from spark_analysis.queue_jobs import count_anomalies
-
-    raw = read_history_df(spark, path, run="").persist(StorageLevel.MEMORY_AND_DISK)
+    prepared = prepare(spark, locate(path, source))
     try:
-        _, missing_index = scan_counts(raw)
-        ex = extract(with_order(spark, raw, missing_index)).persist()
-        jobs, frames = anomaly_frames(ex, options)
-        try:
-            rows = count_anomalies(frames).where(F.col("count") > 0).collect()
-        finally:
-            jobs.unpersist()
-            ex.unpersist()
+        rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": dict(options or {})})
+        counts = count_anomalies(rows).collect()
     finally:
-        raw.unpersist()
-    return {r["kind"]: r["count"] for r in rows}
+        prepared.release()
+    return {r["kind"]: r["count"] for r in sorted(counts, key=lambda r: KEY_KINDS.index(r["kind"]))}
 
 
 def spark_queue_anomalies(path: str, options: dict | None = None, **kwargs: Any) -> dict[str, list[dict]]:

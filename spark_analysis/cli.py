@@ -1,13 +1,14 @@
 """Command line of the Spark analysis.
 
 - ``kraftcheck aggregate STORE [--master URL] [--out DIR] ...`` (``main``): aggregate a whole store.
-- ``python -m spark_analysis check HISTORY [--master URL] [--json]`` (``check_main``): the Spark queue checks
-  on one history (JSONL or Parquet); the entry point for ``--engine spark``.
-- ``python -m spark_analysis convert HISTORY.jsonl OUT.parquet`` (``convert_main``): JSONL -> Parquet.
+- ``python -m spark_analysis check HISTORY [--input auto|jsonl|parquet] [--master URL] [--json]``
+  (``check_main``): the Spark queue checks on one history, from its columnar form when there is one (the
+  engine behind ``--engine spark``). ``kraftcheck export --format parquet`` writes the columnar form.
 
 Exit codes as everywhere in kraftcheck: 0 valid / done, 1 anomalies found, 2 unusable input (a store that is
 not a directory, an EDN file where JSONL is expected), 255 when the analysis could not run (no Java, bad
-master URL, corrupt input with ``--strict``, no runs in the store).
+master URL, corrupt input with ``--strict``, a columnar history that does not match its JSONL, no runs in
+the store).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.core.history import HistoryFormatError, edn_problem, malformed_summary
+from harness.core.history import edn_problem, malformed_summary
 from spark_analysis.errors import SparkAnalysisError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 255
@@ -33,11 +34,12 @@ def _session_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ui", action="store_true", help="enable the Spark UI (off by default)")
 
 
-def _session(args: argparse.Namespace):
+def _session(args: argparse.Namespace, input_bytes: int | None = None):
     from spark_analysis.session import DEFAULT_SHUFFLE_PARTITIONS, get_session
 
     return get_session(args.master, ui=args.ui, driver_memory=args.driver_memory,
-                       shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
+                       shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS,
+                       input_bytes=input_bytes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="kraftcheck aggregate",
                                 description="Aggregate a whole store with Spark: anomalies by fault mix and "
                                             "variant, availability and latency per nemesis state, recovery.")
-    p.add_argument("store", help="store root (e.g. ./store) holding <test>/<start>/history.jsonl runs")
+    p.add_argument("store", help="store root (e.g. ./store) holding <test>/<start>/history.jsonl runs; "
+                   "a run's columnar history (history.parquet) is read instead of its JSONL when it matches")
     p.add_argument("--out", default=None, help="output directory (default: STORE/aggregate)")
     p.add_argument("--no-anomalies", action="store_true", help="skip the per-run queue checks (faster)")
     p.add_argument("--limit-runs", type=int, default=None, help="only the first N runs (sorted by path)")
@@ -57,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kraftcheck aggregate: error: store {args.store}: not a directory", file=sys.stderr)
         return EXIT_USAGE
     try:
-        spark = _session(args)
+        from harness.core.store import list_histories
+
+        spark = _session(args, sum(h.stat().st_size for h in list_histories(args.store)))
         from spark_analysis.aggregate import aggregate_store
 
         started = time.monotonic()
@@ -86,24 +91,26 @@ def check_main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spark_analysis check",
                                 description="Queue anomalies of one history computed by Spark (the same "
                                             "definitions and results as kraftcheck check's queue checker).")
-    p.add_argument("history", help="history.jsonl, or a Parquet file from 'convert'")
+    p.add_argument("history", help="history.jsonl (or its history.parquet directory)")
+    p.add_argument("--input", choices=("auto", "jsonl", "parquet"), default="auto",
+                   help="what to read: the columnar history when there is one (auto, the default), only it, "
+                        "or the JSONL")
     p.add_argument("--unseen-deadline-ns", type=int, default=None,
                    help="history time after which a write nobody read is unseen (default: none)")
     p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
-    p.add_argument("--limit", type=int, default=None, help="collect at most N anomalies per kind")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     _session_args(p)
     args = p.parse_args(argv)
-    from spark_analysis.check import check_history
+    from spark_analysis.check import check_history, locate
 
     problem = edn_problem(args.history) if _local_jsonl(args.history) else None
     if problem:
         print(f"spark check: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        spark = _session(args)
+        spark = _session(args, locate(args.history, args.input).input_bytes)
         options = {"unseen_deadline_ns": args.unseen_deadline_ns}
-        result = check_history(args.history, options, strict=args.strict, limit=args.limit, spark=spark)
+        result = check_history(args.history, options, strict=args.strict, spark=spark, source=args.input)
     except SparkAnalysisError as exc:
         print(f"spark check: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -113,7 +120,7 @@ def check_main(argv: list[str] | None = None) -> int:
         stop_session()
     found = {k: len(v) for k, v in result.anomalies.items() if v}
     if args.json:
-        print(json.dumps({"engine": "spark", "anomalies": result.anomalies, "counts": found,
+        print(json.dumps({"engine": "spark", "input": result.source, "anomalies": result.anomalies, "counts": found,
                           "malformed_count": result.malformed_count,
                           "malformed": [str(m) for m in result.malformed]}))
     else:
@@ -123,42 +130,16 @@ def check_main(argv: list[str] | None = None) -> int:
     return EXIT_INVALID if found else EXIT_OK
 
 
-def convert_main(argv: list[str] | None = None) -> int:
-    """``convert HISTORY.jsonl OUT.parquet``: stream a history into Parquet (bounded memory)."""
-    p = argparse.ArgumentParser(prog="python -m spark_analysis convert",
-                                description="Convert a JSONL history into Parquet, in bounded memory.")
-    p.add_argument("history", help="history.jsonl")
-    p.add_argument("out", help="the Parquet file to write")
-    p.add_argument("--batch-rows", type=int, default=100_000, help="rows per batch (default: 100000)")
-    p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
-    args = p.parse_args(argv)
-    from spark_analysis.parquet import jsonl_to_parquet
-
-    try:
-        res = jsonl_to_parquet(args.history, args.out, batch_rows=args.batch_rows, strict=args.strict)
-    except HistoryFormatError as exc:
-        print(f"convert: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (SparkAnalysisError, OSError) as exc:
-        print(f"convert: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"{res.rows} ops -> {args.out} ({res.malformed_count} malformed lines skipped)")
-    listed = [{"file": args.history, "line": line, "reason": reason} for line, reason in res.malformed]
-    for line in malformed_summary(listed, total=res.malformed_count, prefix="malformed: "):
-        print(line, file=sys.stderr)
-    return EXIT_OK
-
-
 def _local_jsonl(path: str) -> bool:
     """Whether ``path`` is a local JSONL file (not Parquet, not a remote URI) whose first line can be read."""
     return not path.rstrip("/").endswith(".parquet") and os.path.isfile(path)
 
 
 def dispatch(argv: list[str] | None = None) -> int:
-    """``python -m spark_analysis {aggregate,check,convert} ...``."""
+    """``python -m spark_analysis {aggregate,check} ...``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"aggregate": main, "check": check_main, "convert": convert_main}
+    commands = {"aggregate": main, "check": check_main}
     if not argv or argv[0] not in commands:
-        print("usage: python -m spark_analysis {aggregate,check,convert} ...", file=sys.stderr)
+        print("usage: python -m spark_analysis {aggregate,check} ...", file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])

@@ -16,13 +16,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.sql import functions as F
-
 from harness.core.history import HistoryFormatError, edn_problem
-from spark_analysis.extract import extract
-from spark_analysis.queue_jobs import QueueJobs, collect_anomalies
-from spark_analysis.read import malformed_lines, ops_to_dicts, read_history_df, scan_counts, with_order
+from spark_analysis.check import locate, prepare
+from spark_analysis.keyed import collect_anomalies, key_pass
 from spark_analysis.session import get_session
 
 NOT_COMPUTED = ["G0", "G1c", "G0-realtime", "G1c-realtime", "linearizability", "invariants"]
@@ -47,11 +43,12 @@ def _refuse_edn(path: str) -> None:
 
 
 def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None, master: str | None = None,
-                    spark: Any = None, nemesis_out: list | None = None) -> dict[str, Any]:
+                    spark: Any = None, nemesis_out: list | None = None, source: str = "auto") -> dict[str, Any]:
     """The queue checker's verdict computed by Spark (see the module docstring).
 
     ``nemesis_out``, when given, receives the history's nemesis ops (small: the fault schedule), so a
-    caller can compute fault coverage without reading the history again.
+    caller can compute fault coverage without reading the history again. ``source``: which input to read
+    (``spark_analysis.check.locate``: the columnar history when there is one, by default).
     """
     from checkers.base import merge_valid
     from checkers.profiles import apply_override, derive_profile
@@ -59,42 +56,31 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
 
     spec = dict(spec or {})
     _refuse_edn(str(history_path))
-    spark = spark or get_session(master)
-    # Parse the JSON once: the counts, the nemesis ops and the extraction all read the persisted rows.
-    raw = read_history_df(spark, str(history_path), run="").persist(StorageLevel.MEMORY_AND_DISK)
+    where = locate(history_path, source)
+    spark = spark or get_session(master, input_bytes=where.input_bytes)
+    prepared = prepare(spark, where, nemesis=True)
+    facts = prepared.facts
+    options = {"unseen_deadline_ns": _deadline(spec, prepared.first_final_invoke)}
     try:
-        malformed_count, missing_index = scan_counts(raw)
-        malformed = malformed_lines(spark, raw, total=malformed_count)[1] if malformed_count else []
-        ops = with_order(spark, raw, missing_index)
-        nemesis = ops_to_dicts(ops.where(F.col("process") == "nemesis").orderBy("block", "rid").collect())
-        ex = extract(ops).persist()
+        found = collect_anomalies(key_pass(spark, prepared.table, {"": facts}, {"": options}), [""])[""]
     finally:
-        raw.unpersist()  # the extraction tables are checkpoints: they no longer need it
+        prepared.release()
     if nemesis_out is not None:
-        nemesis_out.extend(nemesis)
-    final_row = (ex.recs.where(F.col("final")).agg(F.count(F.lit(1)).alias("n"),
-                                                    F.min("invoke_time").alias("t")).collect()[0])
-    has_final = final_row["n"] > 0
-    options = {"unseen_deadline_ns": _deadline(spec, final_row["t"] if has_final else None)}
-    jobs = QueueJobs(ex, options).persist()
-    try:
-        found = collect_anomalies(jobs.frames(), run="")
-        client_ops = ex.recs.count()
-    finally:
-        jobs.unpersist()
-        ex.unpersist()
-    prof = apply_override(derive_profile(spec, nemesis, has_final), profile)
+        nemesis_out.extend(prepared.nemesis)
+    features = {"transactions": facts.transactions, "subscribe": facts.subscribe}
+    prof = apply_override(derive_profile(spec, prepared.nemesis, facts.has_final, features), profile)
     queue = judge(found, prof)
     queue["unseen_deadline_ns"] = options["unseen_deadline_ns"]
     queue["engine"] = "spark"
+    queue["input"] = "parquet" if where.uses_parquet else "jsonl"
     queue["not_computed"] = NOT_COMPUTED
-    queue["stats"] = {"client_ops": client_ops, "final_phase": has_final}
-    verdicts = [queue["valid"]] + ([] if client_ops else ["unknown"])
+    queue["stats"] = {"client_ops": facts.client_ops, "final_phase": facts.has_final}
+    verdicts = [queue["valid"]] + ([] if facts.client_ops else ["unknown"])
     return {
         "valid": merge_valid(verdicts),
         "engine": "spark",
         "checkers": {"queue": queue},
         "profile": prof,
-        "malformed": [{"file": m.path, "line": m.line, "reason": m.reason} for m in malformed],
-        "malformed_count": malformed_count,
+        "malformed": [{"file": m.path, "line": m.line, "reason": m.reason} for m in prepared.malformed],
+        "malformed_count": prepared.malformed_count,
     }

@@ -16,7 +16,8 @@ class BadMasterURL(SparkAnalysisError):
 
 
 class CorruptInput(SparkAnalysisError):
-    """An input file has lines that are not history ops; ``problems`` holds ``(path, line, reason)``."""
+    """An input that cannot be checked: lines that are not history ops (``problems`` holds ``(path, line,
+    reason)``), a key or value that is not an integer, or a columnar history that does not match its JSONL."""
 
     def __init__(self, message: str, problems: list[tuple[str, int, str]] | None = None):
         super().__init__(message)

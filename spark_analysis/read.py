@@ -1,4 +1,6 @@
-"""Reading histories at scale: JSONL (``spark.read.text`` + ``from_json``) or Parquet, into one shape.
+"""Reading JSONL histories at scale: ``spark.read.text`` + ``from_json`` with an explicit schema.
+
+(A columnar history is read by ``spark_analysis.columnar`` into the same op shape.)
 
 The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
 
@@ -9,6 +11,7 @@ The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
     index, time     long
     type, process, f, node, error   string (process is "nemesis" or the decimal text of an int)
     value  string   the op's value as raw JSON text, parsed later according to ``f``
+    final, seek, hwm, ends, rebalance   string   the optional fields the queue checks read, as raw JSON
     bad    string   why the line is not a valid op (harness.core.history.validate_op's checks), or null
 
 ``(block, rid)`` orders the lines of one file exactly as in the file, without a global sort and without
@@ -41,15 +44,11 @@ _FIELDS = [("index", T.LongType()), ("time", T.LongType()), ("type", T.StringTyp
 # Optional op fields the queue checks read (checkers/queue.py): the final-phase mark, the assign's
 # seek-to-beginning flag and the high watermarks a consumer saw; kept as raw JSON text.
 _EXTRA = [("final", T.StringType()), ("seek_to_beginning", T.StringType()), ("hwm", T.StringType()),
-          ("ends", T.StringType())]
+          ("ends", T.StringType()), ("rebalance_log", T.StringType())]
 OP_SCHEMA = T.StructType([T.StructField(n, t) for n, t in _FIELDS + _EXTRA])
 _PARSE_SCHEMA = T.StructType(OP_SCHEMA.fields + [T.StructField("_corrupt", T.StringType())])
 OPS_COLUMNS = (["run", "file", "block", "rid"] + [n for n, _ in _FIELDS]
-               + ["final", "seek", "hwm", "ends", "bad"])
-
-# The columns a Parquet history (see spark_analysis.parquet) stores, and their types.
-PARQUET_FIELDS = _FIELDS + [("final", T.StringType()), ("seek", T.StringType()), ("hwm", T.StringType()),
-                            ("ends", T.StringType()), ("line", T.LongType())]
+               + ["final", "seek", "hwm", "ends", "rebalance", "bad"])
 
 
 @dataclass(frozen=True)
@@ -95,38 +94,18 @@ def read_jsonl(spark: SparkSession, paths: str | list[str], run: str | None = No
                    F.col("value").alias("text")))
     parsed = raw.withColumn("j", F.from_json(
         "text", _PARSE_SCHEMA, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}))
-    run_col = F.lit(run) if run is not None else _dir_of(F.col("file"))
+    run_col = F.lit(run) if run is not None else dir_of(F.col("file"))
     # Blank lines are skipped by harness.core.history too; they keep counting for line numbers (via rid).
     parsed = parsed.where(F.trim("text") != "")
     return parsed.select(run_col.alias("run"), "file", "block", "rid",
                          *[F.col("j")[n].alias(n) for n, _ in _FIELDS],
                          F.col("j.final").alias("final"), F.col("j.seek_to_beginning").alias("seek"),
                          F.col("j.hwm").alias("hwm"), F.col("j.ends").alias("ends"),
+                         F.col("j.rebalance_log").alias("rebalance"),
                          _bad_reason(F.col("text"), F.col("j")).alias("bad"))
 
 
-def read_parquet(spark: SparkSession, paths: str | list[str], run: str | None = None) -> DataFrame:
-    """Histories converted by ``spark_analysis.parquet.jsonl_to_parquet`` as op rows (``OPS_COLUMNS``).
-
-    The converter already dropped malformed lines (and reported them); ``line`` (the JSONL line number)
-    orders the rows, so ``block`` is 0 and ``rid`` is the line.
-    """
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    df = spark.read.parquet(*paths).withColumn("file", F.input_file_name())
-    run_col = F.lit(run) if run is not None else _dir_of(F.col("file"))
-    return df.select(run_col.alias("run"), F.regexp_replace("file", r"/part-[^/]*$", "").alias("file"),
-                     F.lit(0).cast("long").alias("block"), F.col("line").alias("rid"),
-                     *[F.col(n).cast(t) for n, t in _FIELDS], "final", "seek", "hwm", "ends", F.lit(None).cast("string").alias("bad"))
-
-
-def read_history_df(spark: SparkSession, path: str, run: str | None = None) -> DataFrame:
-    """Read one history, choosing the reader by the path (``.parquet`` file/dir, else JSONL)."""
-    if path.rstrip("/").endswith(".parquet"):
-        return read_parquet(spark, path, run)
-    return read_jsonl(spark, path, run)
-
-
-def _dir_of(file_col: Column) -> Column:
+def dir_of(file_col: Column) -> Column:
     """The directory part of a file URI, without the ``file:`` scheme (the run directory)."""
     return F.regexp_replace(F.regexp_replace(file_col, r"^file:(//)?", ""), r"/[^/]*$", "")
 

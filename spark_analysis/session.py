@@ -24,6 +24,10 @@ DEFAULT_MASTER = "local[*]"
 DEFAULT_SHUFFLE_PARTITIONS = 4
 DEFAULT_LOCAL_DRIVER_MEMORY = "2g"
 LOCAL_JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+# Input size (bytes of JSONL) from which a local session keeps the full JIT: a large input's check is a few
+# long data-heavy stages (Parquet decoding, the shuffle, rows to Arrow), which C2-compiled code runs about
+# twice as fast; below it, C2's compiler threads only take the two cores from short jobs.
+LARGE_INPUT_BYTES = 256 * 1024 * 1024
 
 _LOCAL_RE = re.compile(r"^local(\[(\*|[1-9][0-9]*)(,\s*[0-9]+)?\])?$")
 _LOCAL_CLUSTER_RE = re.compile(r"^local-cluster\[[1-9][0-9]*,\s*[1-9][0-9]*,\s*[1-9][0-9]*\]$")
@@ -90,11 +94,12 @@ def validate_master(master: str, probe_timeout: float = 3.0) -> str:
 
 def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: bool = False,
                 shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS, driver_memory: str | None = None,
-                conf: dict[str, str] | None = None) -> Any:
+                conf: dict[str, str] | None = None, input_bytes: int | None = None) -> Any:
     """Return the process's SparkSession, starting it on first use (one session per process).
 
     Asking again with the same master (or with ``master=None``) returns the same session; asking for a
     different master while one runs raises ``SessionConflict`` (call ``stop_session`` first).
+    ``input_bytes``: the size of what the session will read, when known (it decides the local JIT).
     """
     global _session, _session_master
     with _lock:
@@ -123,10 +128,11 @@ def get_session(master: str | None = None, *, app_name: str = "kraftcheck", ui: 
             # them): on one small machine that tripled the job count (102 -> 29 jobs for a 1 k-op check)
             # and cost ~40% of the time at 100 k ops, for no skew worth fixing in one process.
             builder = builder.config("spark.sql.adaptive.enabled", "false")
-            # The local driver JVM is also the executor. C1-only JIT: C2's compiler threads fought the
-            # tasks for the two shared cores, and Spark's generated code is mostly short-lived; measured
-            # 36 -> 16 s for a 1 k-op check and 74 -> 36 s at 100 k ops (``conf`` may override it).
-            builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JIT_OPTIONS)
+            # The local driver JVM is also the executor. C1-only JIT for small inputs: C2's compiler
+            # threads fight the tasks for the two shared cores, and Spark's generated code is mostly
+            # short-lived (``conf`` may override it; LARGE_INPUT_BYTES says when C2 pays).
+            if input_bytes is None or input_bytes < LARGE_INPUT_BYTES:
+                builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JIT_OPTIONS)
         if master.startswith("local") or _loopback_master(master):
             # Only loopback traffic on a shared machine (and executors must reach the driver there).
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -1,9 +1,10 @@
 """A real Spark standalone master and worker started from the pyspark installation, on loopback.
 
-Used by the slow test that proves ``--master spark://...`` works (and handy for manual work):
-``with standalone_cluster(tmp) as url: ...`` starts ``org.apache.spark.deploy.master.Master`` and one
-``Worker`` through ``spark-class``, waits (bounded) until the worker has registered, yields the master URL,
-and always stops both process groups on exit (SIGTERM, then SIGKILL after a grace period).
+Used by the slow test that proves ``--master spark://...`` works, by the benchmark (two workers) and handy
+for manual work: ``with standalone_cluster(tmp, workers=2) as url: ...`` starts
+``org.apache.spark.deploy.master.Master`` and the ``Worker``s through ``spark-class``, waits (bounded) until
+every worker has registered, yields the master URL, and always stops every process group on exit
+(SIGTERM, then SIGKILL after a grace period).
 """
 
 from __future__ import annotations
@@ -65,32 +66,40 @@ def _wait_for(predicate, timeout: float, what: str, log: Path) -> None:
 
 
 @contextlib.contextmanager
-def standalone_cluster(workdir: str | os.PathLike, *, cores: int = 1, memory: str = "1g",
+def standalone_cluster(workdir: str | os.PathLike, *, cores: int = 1, memory: str = "1g", workers: int = 1,
                        timeout: float = 120.0) -> Iterator[str]:
-    """Run a loopback standalone master + one worker; yield ``spark://127.0.0.1:PORT``."""
+    """Run a loopback standalone master + ``workers`` workers (``cores`` and ``memory`` each); yield
+    ``spark://127.0.0.1:PORT``."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     home = spark_home()
     spark_class = str(home / "bin" / "spark-class")
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=str(workdir),
                SPARK_WORKER_DIR=str(workdir / "work"))
-    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
+    port, ui = _free_port(), _free_port()
     url = f"spark://127.0.0.1:{port}"
-    master_log, worker_log = workdir / "master.log", workdir / "worker.log"
-    master = worker = None
+    master_log = workdir / "master.log"
+    master = None
+    started: list[subprocess.Popen] = []
     try:
         master = _start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                          "--port", str(port), "--webui-port", str(ui)], master_log, env)
         _wait_for(lambda: "Starting Spark master" in master_log.read_text(errors="replace")
                   and _port_open(port), timeout, "the Spark master", master_log)
-        worker = _start([spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                         "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui),
-                         "--work-dir", str(workdir / "work")], worker_log, env)
-        _wait_for(lambda: "Successfully registered with master" in worker_log.read_text(errors="replace"),
-                  timeout, "the Spark worker to register", worker_log)
+        logs = []
+        for n in range(workers):
+            log = workdir / f"worker{n}.log"
+            logs.append(log)
+            started.append(_start([spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host",
+                                   "127.0.0.1", "--cores", str(cores), "--memory", memory, "--webui-port",
+                                   str(_free_port()), "--work-dir", str(workdir / f"work{n}")], log, env))
+        for log in logs:
+            _wait_for(lambda log=log: "Successfully registered with master" in log.read_text(errors="replace"),
+                      timeout, f"Spark worker {log.stem} to register", log)
         yield url
     finally:
-        _stop(worker)
+        for worker in started:
+            _stop(worker)
         _stop(master)
 
 

@@ -27,7 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "selftest": ("harness.app.commands.selftest", "mutation self-test: core mutants in the simulator, injected "
                  "bugs in real runs"),
     "aggregate": ("spark_analysis.cli", "aggregate a whole store with Spark"),
-    "export": ("checkers.export_cli", "export a history to EDN / Jepsen JSON / Parquet"),
+    "export": ("harness.app.commands.export", "export a history to EDN / Jepsen JSON, or write its columnar "
+               "(Parquet) form"),
     "report": ("reports.cli", "render report.html for a stored run"),
     "publish": ("harness.app.commands.publish", "a conformance report of a whole store, as a static site"),
     "serve": ("harness.app.commands.serve", "browse a store live over loopback (the publish pages)"),

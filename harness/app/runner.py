@@ -9,7 +9,7 @@ time-limited) -> final phase (heal everything, wait for recovery, run the worklo
 for the queue, read every partition from the beginning) -> traces and logs collected -> teardown ->
 ``check_run`` -> fault coverage -> the verdict (``harness.core.verdict.decide``: a requested fault that
 never took effect, or a harness note such as an incomplete final read, caps it at ``unknown``) ->
-``results.json`` -> ``report.html``.
+``results.json`` -> the columnar history ``history.parquet`` (``write_columnar``) -> ``report.html``.
 
 Teardown is guaranteed by ``finally`` plus an ``atexit`` hook, and SIGTERM is turned into the same
 ``KeyboardInterrupt`` path as Ctrl-C, so nemesis faults are healed and nodes stopped on every path the
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.analysis import check_run
+from harness.app.extras import install_hint
 from harness.app.progress import RunProgress
 from harness.core import hosts, store
 from harness.core.cluster import RefCluster
@@ -201,6 +202,30 @@ def judge(results: dict[str, Any], spec: dict[str, Any], faults: Any, notes: lis
         coverage = results["coverage"] = coverage_table(faults, spec["nemesis"])
     notes = [*results.get("harness_notes", []), *notes]
     return record(results, decide(results.get("checkers") or {}, coverage=coverage, notes=notes))
+
+
+def write_columnar(run_dir: Path, log: Any) -> None:
+    """Write the run's columnar history (``history.parquet`` beside ``history.jsonl``, for the Spark engine
+    and ``kraftcheck aggregate``) after the check. It is derived data: whatever goes wrong (pyarrow not
+    installed, a value that is not an integer) is a line in harness.log, never a failure of the run, and
+    ``kraftcheck export --format parquet`` can write it later."""
+    history = Path(run_dir) / store.HISTORY
+    if not history.is_file():
+        return
+    try:
+        # pyarrow comes with the optional 'spark' extra: without it the run keeps its JSONL only.
+        from checkers.history_parquet import write_history_parquet
+    except ImportError as exc:
+        log(f"no columnar history: {install_hint(exc) or exc}")
+        return
+    started = time.monotonic()
+    try:
+        written = write_history_parquet(history, force=True)
+    except Exception as exc:
+        log(f"no columnar history: {type(exc).__name__}: {exc}")
+        return
+    log(f"columnar history {written.path.name}: {written.manifest['tables']['ops']['rows']} ops in "
+        f"{time.monotonic() - started:.1f} s")
 
 
 def _load_spec_or_empty(run_dir: Path) -> dict[str, Any]:
@@ -497,6 +522,7 @@ class Runner:
         results = check_store(run_dir, self.spec, self.notes)
         store.write_json(run_dir / store.RESULTS, results)
         run.log(f"checked: verdict {results['verdict']}")
+        write_columnar(run_dir, run.log)
         report_path = None
         if self.report:
             try:

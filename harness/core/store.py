@@ -135,3 +135,12 @@ def list_runs(root: str | os.PathLike) -> list[Path]:
         return []
     runs = [p.parent for p in root.glob(f"*/*/{SPEC}")]
     return sorted(runs, key=lambda p: (p.name, str(p)))
+
+
+def list_histories(root: str | os.PathLike) -> list[Path]:
+    """The ``history.jsonl`` of every run directory under a store root (``<test>/<start>/``), sorted;
+    ``latest`` is a link to one of them and is not listed again."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob(f"*/*/{HISTORY}") if p.parent.parent.name != "latest")

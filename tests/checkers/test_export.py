@@ -7,9 +7,10 @@ import sys
 import edn_format
 import pytest
 
-from checkers.export import jepsen_op, to_edn, to_jepsen_json, to_parquet
+from checkers.export import jepsen_op, to_edn, to_jepsen_json
 from checkers.linear.formats import read_edn
 from checkers.synth import synth_history
+from harness.core.history import iter_history
 from tests.checkers.fixtures import GOLDEN
 
 
@@ -44,15 +45,6 @@ def test_json_export_is_valid_json_array():
     assert all(op["f"] != "send" or op["value"][0][0] == "send" for op in arr)
 
 
-def test_parquet_export(tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow comes with the optional 'spark' extra")
-    ops = synth_history(30, seed=2)
-    n = to_parquet(ops, str(tmp_path / "h.parquet"))
-    table = pq.read_table(tmp_path / "h.parquet")
-    assert n == table.num_rows == len(ops)
-    assert json.loads(table.column("value")[1].as_py()) == ops[1]["value"]
-
-
 def test_export_cli(tmp_path):
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in GOLDEN["unseen"][0]) + "{bad\n")
@@ -75,8 +67,10 @@ def test_export_refuses_unusable_inputs_with_one_line(tmp_path):
     edn.write_text(to_edn(GOLDEN["unseen"][0]))
     garbage = tmp_path / "g.jsonl"
     garbage.write_text("nothing here\n")
-    cases = [(["--history", str(good), "--format", "parquet"], "--out is required with --format parquet"),
+    cases = [(["--store", str(tmp_path)], "--store needs --format parquet"),
              (["--history", str(tmp_path / "none.jsonl")], "--history"),
+             (["--history", str(tmp_path / "none.jsonl"), "--format", "parquet"], "no such file"),
+             (["--history", str(edn), "--format", "parquet"], "EDN history"),
              (["--history", str(edn)], "EDN history"),
              (["--history", str(garbage)], "no line of it is a history op")]
     for argv, needle in cases:
@@ -92,3 +86,48 @@ def test_export_counts_malformed_lines(tmp_path):
     proc = export("--history", str(path), "--format", "json")
     assert proc.returncode == 0 and len(json.loads(proc.stdout)) == len(GOLDEN["unseen"][0])
     assert len(proc.stderr.splitlines()) == 6 and "495 more malformed lines (500 in all)" in proc.stderr
+
+
+def test_parquet_export_of_a_history_and_of_a_store(tmp_path):
+    pytest.importorskip("pyarrow", reason="pyarrow comes with the optional 'spark' extra")
+    from checkers.history_parquet import read_ops
+
+    runs = []
+    for n, stamp in enumerate(["20261122T100000.000Z", "20261122T100100.000Z"]):
+        run = tmp_path / "store" / "queue" / stamp
+        run.mkdir(parents=True)
+        (run / "history.jsonl").write_text("".join(json.dumps(op) + "\n" for op in synth_history(40, seed=n))
+                                           + "{bad\n")
+        runs.append(run)
+    (tmp_path / "store" / "latest").symlink_to(runs[-1])
+    first = runs[0] / "history.jsonl"
+    proc = export("--history", str(first), "--format", "parquet")
+    assert proc.returncode == 0, proc.stderr
+    assert "key rows" in proc.stdout and "malformed line" in proc.stderr
+    assert read_ops(runs[0] / "history.parquet")[0] == list(iter_history(first))
+    again = export("--history", str(first), "--format", "parquet")
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert export("--history", str(first), "--format", "parquet", "--verify").returncode == 0
+
+    proc = export("--store", str(tmp_path / "store"), "--format", "parquet")
+    assert proc.returncode == 0, proc.stderr
+    assert "2 runs: 1 written, 1 already current, 0 not written" in proc.stdout
+    assert (runs[1] / "history.parquet" / "manifest.json").is_file()
+
+    with open(first, "a") as fh:  # the history grew: the columnar form no longer matches
+        fh.write(json.dumps({"index": 999, "time": 10**9, "type": "invoke", "process": 1, "f": "poll"}) + "\n")
+    proc = export("--store", str(tmp_path / "store"), "--format", "parquet", "--verify")
+    assert proc.returncode == 1 and "1 differ" in proc.stdout
+    proc = export("--store", str(tmp_path / "store"), "--format", "parquet", "--force")
+    assert proc.returncode == 0 and "2 written" in proc.stdout
+    assert export("--history", str(first), "--format", "parquet", "--verify").returncode == 0
+
+
+def test_parquet_export_refuses_values_that_are_not_integers(tmp_path):
+    pytest.importorskip("pyarrow", reason="pyarrow comes with the optional 'spark' extra")
+    path = tmp_path / "history.jsonl"
+    path.write_text(json.dumps({"index": 0, "time": 1, "type": "invoke", "process": 0, "f": "send",
+                                "value": ["k", 1]}) + "\n")
+    proc = export("--history", str(path), "--format", "parquet")
+    assert proc.returncode == 2 and "key 'k' is not a 64-bit integer" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.jsonl"]

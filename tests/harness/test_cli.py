@@ -147,7 +147,7 @@ def help_texts():
              ["cluster", "up", "--help"], ["cluster", "down", "--help"], ["cluster", "status", "--help"]]
     for argv in lines:
         yield argv, main_output(main, argv)
-    for name in ("aggregate", "check", "convert"):
+    for name in ("aggregate", "check"):
         yield ["python -m spark_analysis", name], main_output(dispatch, [name, "--help"])
 
 
@@ -176,7 +176,7 @@ def test_help_texts_have_no_markup_and_no_internal_names():
         assert text.strip(), argv
         assert not MARKUP.search(text), (argv, MARKUP.search(text).group(0))
         assert not INTERNAL_NAME.search(text), (argv, INTERNAL_NAME.search(text).group(0))
-    assert seen == 23
+    assert seen == 22
 
 
 # -- run: bad values before anything starts ---------------------------------------------------------------

@@ -97,10 +97,11 @@ def test_the_spark_engine_refuses_edn_before_starting_a_jvm(edn_history, monkeyp
         engine.check_run_spark({}, str(edn_history))
 
 
-def test_spark_convert_and_check_refuse_edn(edn_history, tmp_path, capsys):
+def test_spark_check_and_the_parquet_export_refuse_edn(edn_history, tmp_path, capsys):
     from spark_analysis.cli import dispatch
 
-    assert dispatch(["convert", str(edn_history), str(tmp_path / "out.parquet")]) == 2
+    assert main(["export", "--history", str(edn_history), "--format", "parquet", "--out",
+                 str(tmp_path / "out.parquet")]) == 2
     assert "EDN history" in capsys.readouterr().err
     assert dispatch(["check", str(edn_history)]) == 2
     assert "EDN history" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 import json
 
-from harness.app.runner import _Teardown, check_store, docker_engine_missing
+from harness.app.runner import _Teardown, check_store, docker_engine_missing, write_columnar
 from harness.core.history import HistoryWriter
 
 
@@ -58,3 +58,25 @@ def test_notes_cap_but_never_hide_invalid(tmp_path):
     results = check_store(_store(tmp_path / "x" if (tmp_path / "x").mkdir() is None else None, GOOD, {}),
                           notes=["interrupted"])
     assert results["valid"] == "unknown" and results["harness_notes"] == ["interrupted"]
+
+
+def test_the_columnar_history_is_written_after_the_check_and_never_fails_the_run(tmp_path, monkeypatch):
+    import sys
+
+    import pytest
+
+    pytest.importorskip("pyarrow")
+    run = _store(tmp_path / "a" if (tmp_path / "a").mkdir() is None else None, GOOD, {})
+    logs = []
+    write_columnar(run, logs.append)
+    assert (run / "history.parquet" / "manifest.json").is_file() and "4 ops" in logs[0]
+
+    bad = _store(tmp_path / "b" if (tmp_path / "b").mkdir() is None else None,
+                 [{"time": 1, "type": "invoke", "process": 0, "f": "send", "value": [0, "x"]}], {})
+    write_columnar(bad, logs.append)
+    assert "no columnar history: NotColumnar" in logs[-1] and not (bad / "history.parquet").exists()
+
+    monkeypatch.setitem(sys.modules, "checkers.history_parquet", None)  # as without the 'spark' extra
+    other = _store(tmp_path / "c" if (tmp_path / "c").mkdir() is None else None, GOOD, {})
+    write_columnar(other, logs.append)
+    assert logs[-1].startswith("no columnar history") and not (other / "history.parquet").exists()

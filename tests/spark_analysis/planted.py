@@ -85,6 +85,22 @@ def plant_internal_send_order(ops: list[dict], rng: random.Random) -> None:
                     return
 
 
+def plant_send_skip(ops: list[dict], rng: random.Random) -> None:
+    """A txn's completion also lists, after its send to a key, a value three records further on in that
+    key's log (int-send-skip: other values sit between two sends of one transaction)."""
+    log: dict = {}
+    for op in _completions(ops, "send"):
+        if isinstance(op["value"][1], list):
+            log.setdefault(op["value"][0], []).append(op["value"][1])
+    for op in _completions(ops, "txn"):
+        sends = [m for m in op["value"] if m[0] == "send" and isinstance(m[2], list)]
+        for _, k, (o, _v) in sends:
+            later = sorted(p for p in log.get(k, []) if p[0] > o)
+            if len(later) >= 3:
+                op["value"].append(["send", k, list(later[2])])
+                return
+
+
 def plant_skip_after_seek(ops: list[dict], rng: random.Random) -> None:
     """A consumer's first poll after its seek-to-beginning assign misses the key's first record
     (poll-skip against the log-start baseline)."""
@@ -109,6 +125,70 @@ def planted_history(n_ops: int, seed: int) -> list[dict]:
             ops = out[0]
     ops = deep_copy(ops)
     for plant in (plant_g1a, plant_hwm_regression, plant_reversed_poll, plant_precommitted, plant_send_order,
-                  plant_lost_write, plant_internal_send_order, plant_skip_after_seek):
+                  plant_lost_write, plant_internal_send_order, plant_send_skip, plant_skip_after_seek):
         plant(ops, rng)
+    return ops
+
+
+def _shift_keys(value, f: str, delta: int):
+    """An op value with every key moved by ``delta`` (send, poll, txn and assign encodings)."""
+    def poll_result(d):
+        return {str(int(k) + delta): v for k, v in d.items()} if isinstance(d, dict) else d
+    if f in ("assign", "subscribe") and isinstance(value, list):
+        return [k + delta for k in value]
+    if f == "poll":
+        return poll_result(value)
+    if f == "send" and isinstance(value, list) and len(value) == 2 and not isinstance(value[0], list):
+        return [value[0] + delta, value[1]]
+    if isinstance(value, list):
+        return [[m[0], m[1] + delta, *m[2:]] if m and m[0] == "send" else
+                [m[0], poll_result(m[1])] if m and m[0] == "poll" and len(m) == 2 else m for m in value]
+    return value
+
+
+def encodings_history() -> list[dict]:
+    """Every golden fixture (tests/checkers/fixtures.py) on keys and processes of its own, one after the
+    other, plus the encodings the JSONL extraction must read as the Python one does: Jepsen's micro-op
+    send/poll ops, ``subscribe``, ``rebalance_log``, ``ends`` on a final poll, a non-integer offset, a
+    pair that is not a 2-list, a key read with an empty list, and an invocation never completed."""
+    from tests.checkers.fixtures import GOLDEN
+
+    ops: list[dict] = []
+    t0 = 0
+    for n, name in enumerate(sorted(GOLDEN)):
+        for op in GOLDEN[name][0]:
+            op = deep_copy([op])[0]
+            op["value"] = _shift_keys(op.get("value"), op["f"], 10 * n)
+            if "hwm" in op:
+                op["hwm"] = {str(int(k) + 10 * n): v for k, v in op["hwm"].items()}
+            op["process"] = op["process"] + 100 * n
+            op["time"] = t0 + op["time"]
+            ops.append(op)
+        t0 = ops[-1]["time"] + 10
+    p, k = 9000, 500
+
+    def add(process, type_, f, value, **extra):
+        ops.append({"time": ops[-1]["time"] + 5, "type": type_, "process": process, "f": f, "value": value,
+                    "node": None, "error": None, **extra})
+
+    add(p, "invoke", "send", [["send", k, 1]])
+    add(p, "ok", "send", [["send", k, [0, 1]]])
+    add(p, "invoke", "send", [["send", k, 2], ["send", k + 1, 3]])
+    add(p, "ok", "send", [["send", k, [1, 2]], ["send", k + 1, [0, 3]]])
+    add(p + 1, "invoke", "subscribe", [k])
+    add(p + 1, "ok", "subscribe", [k])
+    add(p + 1, "invoke", "poll", [["poll"]])
+    add(p + 1, "ok", "poll", [["poll", {str(k): [[0, 1], [1, 2]]}]])
+    add(p + 1, "invoke", "poll", None)
+    add(p + 1, "ok", "poll", {str(k): [[1, 2], [0, 1]], str(k + 1): [[0, 3]]},
+        rebalance_log=[{"keys": [k]}])
+    add(p + 2, "invoke", "poll", None)
+    add(p + 2, "ok", "poll", {str(k): [[0.5, 1], [1, 2], [2]], str(k + 1): []}, hwm={str(k): 7, str(k + 1): "x"})
+    add(p + 3, "invoke", "assign", [k, k + 1], final=True, seek_to_beginning=True)
+    add(p + 3, "ok", "assign", [k, k + 1], final=True, seek_to_beginning=True)
+    add(p + 3, "invoke", "poll", None, final=True)
+    add(p + 3, "ok", "poll", {str(k): [[0, 1]], str(k + 1): [[0, 3]]}, final=True, ends={str(k): 2})
+    add(p + 4, "invoke", "txn", [["send", k + 1, 9], ["send", k, 8]])
+    for i, op in enumerate(ops):
+        op["index"] = i
     return ops

@@ -6,11 +6,11 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 
+from checkers.queue import SPARK_KINDS as KINDS
 from checkers.queue import queue_anomalies
 from harness.core.history import pair_ops
 from spark_analysis.aggregate import aggregate_store, fault_mix
 from spark_analysis.intervals import fault_intervals, state_at
-from spark_analysis.queue_jobs import KINDS
 
 from .store_fixture import RUNS, build_store
 
@@ -45,8 +45,14 @@ def _expected(written):
     return avail, rec, anomalies
 
 
-def test_aggregate_matches_a_direct_computation(spark, tmp_path):
+@pytest.mark.parametrize("columnar", [False, True])
+def test_aggregate_matches_a_direct_computation(spark, tmp_path, columnar):
     written = build_store(tmp_path / "store", n_ops=120)
+    if columnar:  # half the runs with a columnar history (the torn one among them), read by one job
+        from checkers.history_parquet import write_history_parquet
+
+        for run_dir in sorted(written)[::2] + [d for d in written if "/lrs/" in d]:
+            write_history_parquet(f"{run_dir}/history.jsonl", force=True)
     out = tmp_path / "agg"
     summary = aggregate_store(spark, tmp_path / "store", out)
     avail, rec, anomalies = _expected(written)

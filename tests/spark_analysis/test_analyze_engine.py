@@ -5,9 +5,9 @@ import json
 import pytest
 
 from checkers.analysis import check_run
+from checkers.queue import SPARK_KINDS as KINDS
 from harness.app.cli import main
 from spark_analysis.engine import NOT_COMPUTED
-from spark_analysis.queue_jobs import KINDS
 
 from .planted import planted_history
 

@@ -1,21 +1,25 @@
-"""Differential tests: the Spark queue checks return exactly what checkers.queue.queue_anomalies returns.
+"""Differential tests: the Spark engine returns exactly what checkers.queue.queue_anomalies returns, from a
+JSONL history (parsed and paired by Spark) and from its columnar form (checkers.history_parquet).
 
-The 1k-op history carries planted anomalies of every Spark kind (tests/spark_analysis/planted.py), a
-torn last line and the unseen deadline option; the slow variants go up to 1 M ops and the Parquet path.
+The 1k-op history carries planted anomalies of every kind Spark computes (tests/spark_analysis/planted.py),
+a torn last line and the unseen deadline option; the encodings history holds every golden fixture and the
+odd encodings; the slow variants go up to 1 M ops.
 """
 
 import json
 
 import pytest
 
-from checkers.queue import queue_anomalies
+from checkers.history_parquet import write_history_parquet
+from checkers.queue import SPARK_KINDS, queue_anomalies
 from checkers.synth import synth_history
 from spark_analysis.check import check_history
 from spark_analysis.errors import CorruptInput
-from spark_analysis.queue_jobs import KINDS
 from spark_analysis.read import raise_if_malformed, read_jsonl
 
-from .planted import planted_history
+from .planted import encodings_history, planted_history
+
+INPUTS = ["jsonl", "parquet"]
 
 
 def _write(path, ops, torn_tail=False):
@@ -28,20 +32,37 @@ def _write(path, ops, torn_tail=False):
 
 
 def _assert_same(expected, got):
-    for kind in KINDS:
+    for kind in SPARK_KINDS:
         assert got[kind] == expected[kind], f"{kind}: spark {got[kind][:3]} != python {expected[kind][:3]}"
 
 
-def test_spark_equals_python_on_1k_ops_with_planted_anomalies(spark, tmp_path):
+def _check(spark, path, options, source):
+    if source == "parquet":
+        write_history_parquet(path)
+    result = check_history(path, options, spark=spark, source=source)
+    assert result.source == source
+    return result
+
+
+@pytest.mark.parametrize("source", INPUTS)
+def test_spark_equals_python_on_1k_ops_with_planted_anomalies(spark, tmp_path, source):
     ops = planted_history(1000, seed=0)
     path = _write(tmp_path / "history.jsonl", ops, torn_tail=True)
     options = {"cycles": False, "unseen_deadline_ns": ops[len(ops) // 2]["time"]}
     expected = queue_anomalies(ops, options)
-    assert all(expected[k] for k in KINDS), [k for k in KINDS if not expected[k]]  # every kind planted
-    result = check_history(path, options, spark=spark)
+    assert all(expected[k] for k in SPARK_KINDS), [k for k in SPARK_KINDS if not expected[k]]  # all planted
+    result = _check(spark, path, options, source)
     _assert_same(expected, result.anomalies)
     assert result.malformed_count == 1
-    assert (result.malformed[0].line, result.malformed[0].reason) == (len(ops) + 1, "invalid JSON")
+    assert result.malformed[0].line == len(ops) + 1 and result.malformed[0].reason.startswith("invalid JSON")
+
+
+@pytest.mark.parametrize("source", INPUTS)
+def test_spark_equals_python_on_every_encoding(spark, tmp_path, source):
+    ops = encodings_history()
+    path = _write(tmp_path / "history.jsonl", ops)
+    expected = queue_anomalies(ops, {"cycles": False})
+    _assert_same(expected, _check(spark, path, {"cycles": False}, source).anomalies)
 
 
 def test_corrupt_input_names_file_and_line(spark, tmp_path):
@@ -50,25 +71,36 @@ def test_corrupt_input_names_file_and_line(spark, tmp_path):
         raise_if_malformed(spark, read_jsonl(spark, path))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
-@pytest.mark.parametrize("n_ops,seed", [(20_000, 1), (1_000_000, 2)])
-def test_spark_equals_python_at_scale(spark, tmp_path, n_ops, seed, fmt):
-    from spark_analysis.parquet import jsonl_to_parquet
+def test_values_that_are_not_integers_are_refused_from_jsonl(spark, tmp_path):
+    ops = synth_history(20, seed=3)
+    ops.append({"index": len(ops), "time": 10**9, "type": "invoke", "process": 77, "f": "send", "value": [1, "a"]})
+    path = _write(tmp_path / "history.jsonl", ops)
+    with pytest.raises(CorruptInput, match="not a 64-bit integer"):
+        check_history(path, spark=spark, source="jsonl")
 
+
+def test_a_columnar_history_that_no_longer_matches_is_refused(tmp_path):
+    path = _write(tmp_path / "history.jsonl", synth_history(20, seed=3))
+    write_history_parquet(path)
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"index": 999, "time": 10**9, "type": "invoke", "process": 1, "f": "poll"}) + "\n")
+    # Refused before any Spark job: the JSONL is not silently used instead.
+    with pytest.raises(CorruptInput, match="changed since.*kraftcheck export --history .* --force"):
+        check_history(path, spark=object())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", INPUTS)
+@pytest.mark.parametrize("n_ops,seed", [(20_000, 1), (1_000_000, 2)])
+def test_spark_equals_python_at_scale(spark, tmp_path, n_ops, seed, source):
     ops = planted_history(n_ops, seed=seed)
     path = _write(tmp_path / "history.jsonl", ops)
     expected = queue_anomalies(ops, {"cycles": False})
     del ops
-    if fmt == "parquet":
-        parquet = str(tmp_path / "history.parquet")
-        jsonl_to_parquet(path, parquet)
-        path = parquet
-    # The session's 2 shuffle partitions are for small tests: at 1 M ops a partition of the shared tables
-    # outgrew the 2 GB local heap (an OutOfMemoryError in the JSONL check); keep partitions near 60 k ops.
+    # The session's 2 shuffle partitions are for small tests: the JSONL path's joins need more at 1 M ops.
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(max(2, n_ops // 62_500)))
     try:
-        _assert_same(expected, check_history(path, {"cycles": False}, spark=spark).anomalies)
+        _assert_same(expected, _check(spark, path, {"cycles": False}, source).anomalies)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)

@@ -22,7 +22,7 @@ def test_aggregate_runs_on_a_standalone_master_and_worker(tmp_path):
                                "--out", str(out), "--shuffle-partitions", "2", "--json"],
                               capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        worker_log = (tmp_path / "spark" / "worker.log").read_text(errors="replace")
+        worker_log = (tmp_path / "spark" / "worker0.log").read_text(errors="replace")
     # The executor ran on the worker, not in the driver: the worker launched it for our application.
     assert "Launching executor" in worker_log or "Asked to launch executor" in worker_log
     summary = json.loads(proc.stdout)

@@ -8,8 +8,10 @@ so is the exit code.
 
 --engine spark [--master URL] checks the history with Spark instead, for histories too large for the
 Python checkers: the queue checks only, judged exactly as the Python engine judges them, with the kinds
-Spark does not compute listed as not computed. Fault coverage is computed from the nemesis ops Spark
-returns, so the history is never read whole into this process.
+Spark does not compute listed as not computed. It reads the run's columnar history (history.parquet,
+written after every run and by kraftcheck export --format parquet) when there is one, else the JSONL; a
+columnar history that no longer matches the JSONL is an error. Fault coverage is computed from the
+nemesis ops Spark returns, so the history is never read whole into this process.
 """
 
 from __future__ import annotations

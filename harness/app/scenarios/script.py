@@ -32,6 +32,7 @@ from harness.app.runner import (
     RunOutcome,
     _Teardown,
     check_store,
+    write_columnar,
 )
 from harness.core import store
 from harness.core.history import HistoryWriter, read_history
@@ -180,6 +181,7 @@ class ScriptedRunner(Runner):
             results = add_notes(results, [f"scenario expectation not met: {section['expectation']}"])
         store.write_json(run_dir / store.RESULTS, results)
         run.log(f"checked: verdict {results['verdict']}")
+        write_columnar(run_dir, run.log)
         report_path = None
         if self.report:
             try:
