@@ -46,7 +46,8 @@ def script(runner: Any, run: Any, cluster: Any) -> None:
     for r_count, final in PHASES:
         expect_effective(runner.admin(run, "set-reassignment-mode", {"configs": {PARALLEL_REPLICAS: r_count}}),
                          f"{PARALLEL_REPLICAS}={r_count}")
-        with live.ListingRecorder(cluster, TOPIC) as listings:
+        # A batch of one replica with little data to copy lasts well under 100 ms: poll at 50 Hz.
+        with live.ListingRecorder(cluster, TOPIC, interval_s=0.02) as listings:
             expect_effective(runner.admin(run, "reassign", {"topic": TOPIC, "targets": {0: final}}),
                              f"AlterPartitionReassignments -> {final}")
             done = watch.until(f"the move to {final} to finish (R={r_count})",
