@@ -62,3 +62,10 @@ def ap(ctl: Controller, isr, *, leader=None, topic: str = T, epochs=None, le=Non
 
 
 __all__ = ["NO_LEADER", "T", "TP", "ap", "cluster", "current", "epoch", "state", "with_partition"]
+
+
+def reassign(ctl: Controller, target):
+    """AlterPartitionReassignments of partition 0 to ``target``, applied; the partition's KafkaError."""
+    res = ctl.alter_partition_reassignments({TP: target})
+    ctl.apply(res)
+    return res.response[TP]

@@ -4,13 +4,7 @@ behaviour must change that page too. (Section 1.4, re-targeting, is pinned by te
 
 from reference_impl.protocol.errors import Errors
 
-from .controller_helpers import NO_LEADER, TP, ap, cluster, current, epoch, state, with_partition
-
-
-def reassign(ctl, target):
-    res = ctl.alter_partition_reassignments({TP: target})
-    ctl.apply(res)
-    return res.response[TP]
+from .controller_helpers import NO_LEADER, TP, ap, cluster, current, epoch, reassign, state, with_partition
 
 
 def test_1_1_add_only_completion_bumps_the_leader_epoch():

@@ -13,15 +13,9 @@ from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.partition_change import Election
 from reference_impl.protocol.reassignment import merged_assignment
 
-from .controller_helpers import TP, ap, cluster, current, state, with_partition
+from .controller_helpers import TP, ap, cluster, current, reassign, state, with_partition
 
 BROKERS = (1, 2, 3, 4, 5, 6)
-
-
-def reassign(ctl, target):
-    res = ctl.alter_partition_reassignments({TP: target})
-    ctl.apply(res)
-    return res.response[TP]
 
 
 def test_grow_is_target_order_then_removing_ascending():

@@ -13,15 +13,9 @@ from hypothesis import strategies as st
 
 from reference_impl.protocol.controller import Controller
 
-from .controller_helpers import TP, ap, cluster, current, state, with_partition
+from .controller_helpers import TP, ap, cluster, current, reassign, state, with_partition
 
 BROKERS = (1, 2, 3, 4, 5, 6)
-
-
-def reassign(ctl, target):
-    res = ctl.alter_partition_reassignments({TP: target})
-    ctl.apply(res)
-    return res.response[TP]
 
 
 def moving_to_124():
