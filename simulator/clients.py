@@ -93,15 +93,16 @@ class Clients:
         return [{k: v for k, v in op.items() if k != "final"} for op in self.ops]
 
     # ------------------------------------------------------------------ produce
-    def produce(self, key: int) -> None:
-        """One acks=all write of a fresh value to partition ``key``."""
+    def produce(self, key: int, refresh: bool = False) -> int:
+        """One acks=all write of a fresh value to partition ``key``; returns the op's process (``outcome``
+        tells how it ended). ``refresh``: ask a broker for the leader instead of the cached one."""
         self._value += 1
         value, process = self._value, self._new_process()
         self._op("invoke", process, "send", [key, value])
-        leader = self._leader(key, refresh=False)
+        leader = self._leader(key, refresh=refresh)
         if leader is None:
             self._op("fail", process, "send", [key, value], err="no leader known")
-            return
+            return process
 
         def answered(answer: tuple[Errors, int]) -> None:
             code, offset = answer
@@ -118,6 +119,14 @@ class Clients:
 
         self.world.call(self, leader, "produce", (self._key(key), value), answered,
                         lambda: self._timed_out(process, "send", [key, value], leader, key), on_refused=refused)
+        return process
+
+    def outcome(self, process: int) -> dict[str, Any] | None:
+        """The completion of the op run by ``process`` (None while it is in flight)."""
+        for op in reversed(self.ops):
+            if op["process"] == process and op["type"] != "invoke":
+                return op
+        return None
 
     def _timed_out(self, process: int, f: str, value: Any, node: int, key: int, final: bool = False) -> None:
         self._leaders.pop(key, None)

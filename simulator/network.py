@@ -2,7 +2,10 @@
 
 Every message gets a base delay of 1-3 ms; a ``link`` fault adds up to its ``delay`` more, so messages on
 that link overtake each other (Kafka uses several connections per broker pair, and the protocol treats
-messages as an unordered set, docs/protocol-rules.md 1.7). A cut is checked when a message would arrive: whatever is
+messages as an unordered set, docs/protocol-rules.md 1.7). TCP never duplicates a message; what a duplicate
+stands for is a request the sender sent again after losing the answer to the first copy, so the server
+handles both copies but only the answer to the copy it handles last reaches the sender (a registration
+answered twice hands out two broker epochs, and the broker must learn the one the controller kept). A cut is checked when a message would arrive: whatever is
 in flight when a cut starts is lost with it, as packets are under iptables DROP. Clients' links are never
 faulty (the faults are the cluster's). All randomness comes from the ``rng`` given, so a schedule replays.
 """
@@ -25,6 +28,7 @@ class Message:
     kind: str
     body: Any
     rpc: int
+    reply_lost: bool = False  # an earlier copy of a duplicated request: its answer never reaches the sender
 
 
 @dataclass(frozen=True)

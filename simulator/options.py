@@ -28,6 +28,7 @@ class SimOptions:
     min_isr: int = 2
     duration_ms: int = 6000          # the fault phase: external events happen in [0, duration_ms)
     settle_ms: int = 2500            # the final phase: everything healed and restarted, then read back
+    converge_ms: int = 15000         # after settling, the time the cluster has to converge (0: no liveness check)
     max_steps: int = 20000           # a schedule stops here (the final phase is then skipped)
     session_timeout_ms: int = 1500
     heartbeat_interval_ms: int = 300

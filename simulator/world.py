@@ -9,8 +9,10 @@ new violation; the first one ends the run. The run goes through three phases:
    (replicas placed round-robin) and the clock of the schedule starts (``t0``);
 2. the fault phase: the schedule's events at ``t0 + at``;
 3. the final phase at ``t0 + duration_ms``: every fault healed, every stopped node restarted; after
-   ``settle_ms`` each partition is read back with ``final: true``; the run ends when every final read has
-   an answer. Then the history invariants are checked.
+   ``settle_ms`` the cluster has ``converge_ms`` to converge and then acknowledges one write per led
+   partition (``simulator.liveness``; a cluster that does not is a ``liveness`` finding); then each
+   partition is read back with ``final: true``; the run ends when every final read has an answer. Then the
+   history invariants are checked.
 
 Requests are RPCs: ``call`` sends, and exactly one of the callbacks runs: the reply, a refusal (the
 destination process is down, so the connection is refused at once), or the timeout (a cut link, a lost
@@ -19,6 +21,7 @@ message). A reply for a sender that died in between is dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 import traceback
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_impl.protocol.errors import InvariantViolation
+from simulator import liveness
 from simulator.broker_node import BrokerDisk, SimBroker
 from simulator.clients import Clients
 from simulator.controller_node import MetadataLog, SimController
@@ -40,7 +44,8 @@ BOOTSTRAP_LIMIT_MS = 10_000
 
 
 class _SelfCheck(InvariantViolation):
-    """A core self-check failed (``rule``: I9 for the controller's, I10 for a replica's)."""
+    """A check of the world failed (``rule``: I9 for the controller's self-check, I10 for a replica's,
+    ``liveness`` for a cluster that does not converge after healing)."""
 
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
@@ -183,11 +188,15 @@ class World:
 
     def reply(self, request: Message, body: Any) -> None:
         """Answer a request."""
-        self._send(Message(request.dst, request.src, "reply", body, request.rpc))
+        if not request.reply_lost:
+            self._send(Message(request.dst, request.src, "reply", body, request.rpc))
 
     def _send(self, msg: Message) -> None:
-        for delay in self.network.delays(msg.src, msg.dst):
-            self.at(self.now + delay, self._deliver, msg)
+        delays = sorted(self.network.delays(msg.src, msg.dst))
+        for i, delay in enumerate(delays):
+            # a duplicated request: only the copy handled last is answered (see simulator.network)
+            copy = msg if i == len(delays) - 1 or msg.kind == "reply" else dataclasses.replace(msg, reply_lost=True)
+            self.at(self.now + delay, self._deliver, copy)
 
     def _deliver(self, msg: Message) -> Any:
         if self.network.is_cut(msg.src, msg.dst):
@@ -238,12 +247,44 @@ class World:
 
     def _final_phase(self) -> None:
         self.network.heal()
+        self._restart_dead()
+        settled = self.now + self.options.settle_ms
+        if self.options.converge_ms > 0:
+            self.at(settled, self._await_convergence, settled + self.options.converge_ms)
+        else:
+            self.at(settled, self._final_reads)
+
+    def _restart_dead(self) -> None:
         if self.nodes[CONTROLLER_ID].dead:
             self._start_controller()
         for b in self.broker_ids:
             if self.nodes[b].dead:
                 self._start_broker(b)
-        self.at(self.now + self.options.settle_ms, self._final_reads)
+
+    def _await_convergence(self, deadline: int) -> bool | None:
+        self._restart_dead()  # a controlled shutdown begun before the heal may have ended since
+        problems = liveness.unmet(self)
+        if not problems:
+            probes = {key: self.clients.produce(key, refresh=True) for key in liveness.led_partitions(self)}
+            self.at(self.now, self._await_probes, probes)
+            return None
+        if self.now >= deadline:
+            raise _SelfCheck(liveness.RULE, f"not converged {self.options.converge_ms} ms after every fault "
+                                            f"was healed: " + "; ".join(problems[:4]))
+        self.at(self.now + liveness.POLL_MS, self._await_convergence, deadline)
+        return False
+
+    def _await_probes(self, probes: dict[int, int]) -> bool | None:
+        outcomes = {key: self.clients.outcome(process) for key, process in probes.items()}
+        if any(op is None for op in outcomes.values()):
+            self.at(self.now + liveness.POLL_MS, self._await_probes, probes)
+            return False
+        failed = {key: op for key, op in outcomes.items() if op["type"] != "ok"}
+        if failed:
+            raise _SelfCheck(liveness.RULE, "a converged cluster did not acknowledge an acks=all write: " + "; ".join(
+                f"partition {key}: {op['type']} ({op['error']})" for key, op in sorted(failed.items())))
+        self._final_reads()
+        return None
 
     def _final_reads(self) -> None:
         for key in range(self.options.partitions):

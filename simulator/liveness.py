@@ -1,0 +1,114 @@
+"""Liveness after healing: once every fault is gone, the cluster must converge and accept writes.
+
+The safety invariants say what must never happen; a mutant (or a real bug) that makes a follower never
+count as caught up, never sends an AlterPartition, drops a metadata batch or never answers an acks=all
+write breaks none of them: the cluster just stops making progress. Jepsen checks that with a final phase
+that heals the faults and then demands progress; the simulator does the same. In its final phase (all links
+healed, every node running again) the world waits, up to ``SimOptions.converge_ms``, for a state in which
+
+- the controller runs and every broker is registered with it, unfenced and RUNNING;
+- every broker has applied the controller's whole metadata log;
+- every partition has a leader and has finished its reassignment, unless it is legitimately leaderless:
+  KIP-966 with an empty ISR and an empty ELR (K10: without unclean election nobody may lead it, and its
+  reassignment can neither finish nor be reverted);
+- every broker's image names the controller's leader and leader epoch for it, the leader's replica leads in
+  that epoch, its ISR holds every assigned replica, every replica's log ends where the leader's does and
+  the leader's high watermark is its log end.
+
+Each of these follows from the protocol's rules once nothing is faulty any more (fenced brokers come back
+by heartbeats, C5; caught-up followers rejoin the ISR, I-rules of the leader's ISR loop; the HWM is the
+minimum LEO of the ISR, L3). Then one acks=all write per led partition must be acknowledged. What is not
+reached in time is reported as a violation of rule ``liveness``, with the conditions still unmet.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.broker import RUNNING
+from reference_impl.protocol.records import NO_LEADER
+from reference_impl.protocol.replica import LEADER
+from simulator.schedule import CONTROLLER_ID
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+RULE = "liveness"
+POLL_MS = 50
+
+
+def legitimately_leaderless(variant: str, state: Any) -> bool:
+    """True when no replica may lead the partition without unclean election: KIP-966 with an empty ISR and
+    an empty ELR (K10). Under v3.5 the last ISR member stays in the ISR, so a leader is always eligible
+    once every broker is back."""
+    return variant == "kip966" and not state.isr and not state.elr
+
+
+def unmet(world: World) -> list[str]:
+    """The convergence conditions (see the module docstring) the world does not meet now; empty once
+    converged."""
+    controller = world.nodes[CONTROLLER_ID]
+    if controller.dead:
+        return ["the controller is down"]
+    core = controller.core
+    problems: list[str] = []
+    brokers = {b: world.nodes[b] for b in world.broker_ids}
+    for b, broker in brokers.items():
+        reg = core.brokers.get(b)
+        if broker.dead:
+            problems.append(f"broker {b} is down")
+        elif reg is None or reg.fenced:
+            problems.append(f"broker {b} is {'fenced' if reg else 'not registered'}")
+        elif broker.lifecycle.state != RUNNING:
+            problems.append(f"broker {b} is {broker.lifecycle.state}")
+        elif broker.image.offset < core.last_offset:
+            problems.append(f"broker {b} applied metadata to offset {broker.image.offset} of {core.last_offset}")
+    if problems:
+        return problems
+    topic = core.topics.get(world.topic)
+    if topic is None:
+        return [f"the controller has no topic {world.topic!r}"]
+    for partition, state in sorted(topic.partitions.items()):
+        problems += _partition_unmet(world, brokers, topic.topic_id, partition, state)
+    return problems
+
+
+def _partition_unmet(world: World, brokers: dict[int, Any], topic_id: str, partition: int,
+                     state: Any) -> list[str]:
+    name = f"partition {partition}"
+    if state.leader == NO_LEADER:
+        # a reassignment of such a partition cannot finish nor be cancelled (a revert to an empty ISR
+        # would be an unclean election), so it stays in progress too
+        if legitimately_leaderless(world.options.variant, state):
+            return []
+        return [f"{name}: no leader although ISR {state.isr} / ELR {state.elr} could lead"]
+    if state.reassigning:
+        return [f"{name}: reassignment still in progress (adding {state.adding}, removing {state.removing})"]
+    problems = []
+    for b, broker in brokers.items():
+        seen = broker.image.partition(topic_id, partition)
+        if seen is None or (seen.leader, seen.leader_epoch) != (state.leader, state.leader_epoch):
+            problems.append(f"{name}: broker {b} sees leader {seen and seen.leader} epoch "
+                            f"{seen and seen.leader_epoch}, the controller {state.leader} epoch {state.leader_epoch}")
+    if problems:
+        return problems
+    key = (world.topic, partition)
+    leader = brokers[state.leader].replicas.get(key)
+    if leader is None or leader.role != LEADER or leader.leader_epoch != state.leader_epoch:
+        return [f"{name}: broker {state.leader} does not lead it in epoch {state.leader_epoch}"]
+    if set(state.isr) != set(state.replicas):
+        return [f"{name}: ISR {state.isr} of replicas {state.replicas}"]
+    leo = leader.log_end_offset
+    for r in state.replicas:
+        replica = brokers[r].replicas.get(key)
+        if replica is None or replica.log_end_offset != leo:
+            problems.append(f"{name}: replica {r} ends at {replica and replica.log_end_offset}, the leader at {leo}")
+    if leader.high_watermark != leo:
+        problems.append(f"{name}: the leader's high watermark {leader.high_watermark} is below its log end {leo}")
+    return problems
+
+
+def led_partitions(world: World) -> list[int]:
+    """The partitions the controller gives a leader (the ones the final phase writes to)."""
+    topic = world.nodes[CONTROLLER_ID].core.topics[world.topic]
+    return [p for p, state in sorted(topic.partitions.items()) if state.leader != NO_LEADER]

@@ -1,0 +1,63 @@
+"""The final phase demands progress: a cluster that does not converge after healing is a finding.
+
+Patching the core here stands in for a bug that only stops progress (no safety invariant forbids it); the
+unpatched core converges on the same schedules.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_impl.protocol import replica as replica_module
+from simulator import SimOptions, generate, run_schedule, simulate
+from simulator.world import World
+
+
+def test_the_core_converges_after_every_fault_is_healed():
+    for variant in ("kip966", "v3.5"):
+        for seed in range(40):
+            result = simulate(seed, SimOptions(variant=variant))
+            assert result.finding is None or result.finding.rule != "liveness", (variant, seed, result.finding)
+
+
+def test_a_follower_that_never_rejoins_the_isr_is_a_liveness_finding(monkeypatch):
+    monkeypatch.setattr(replica_module.PartitionReplica, "_may_join_isr", lambda self, r, now_ms: False)
+    result = simulate(3, SimOptions(variant="kip966"))
+    assert result.finding is not None and result.finding.rule == "liveness", result.finding
+    assert "ISR" in result.finding.detail
+
+
+def test_a_write_never_acknowledged_after_healing_is_a_liveness_finding(monkeypatch):
+    # acks=all writes never complete: the cluster converges but makes no progress
+    monkeypatch.setattr(replica_module.PartitionReplica, "drain_completed_acks", lambda self: [])
+    result = simulate(0, SimOptions(variant="kip966", faults=()))
+    assert result.finding is not None and result.finding.rule == "liveness", result.finding
+    assert "did not acknowledge" in result.finding.detail
+
+
+def test_no_liveness_check_when_converge_ms_is_zero(monkeypatch):
+    monkeypatch.setattr(replica_module.PartitionReplica, "_may_join_isr", lambda self, r, now_ms: False)
+    result = simulate(3, SimOptions(variant="kip966", converge_ms=0))
+    assert result.finding is None or result.finding.rule != "liveness"
+
+
+def test_a_duplicated_registration_does_not_strand_the_broker():
+    # The registration on a duplicating link is handled twice, so the controller hands out two epochs; the
+    # broker must learn the one the controller kept (the answer to the copy handled last), or it heartbeats
+    # with a stale epoch and stays fenced for good.
+    options = SimOptions(variant="kip966")
+    world = World(generate(1081, options)).run()
+    assert world.finding is None, world.finding
+    registrations = world.nodes[0].core.brokers
+    assert all(world.nodes[b].lifecycle.broker_epoch == registrations[b].epoch for b in world.broker_ids)
+
+
+@pytest.mark.parametrize("variant", ["kip966", "v3.5"])
+def test_the_final_phase_writes_once_per_led_partition(variant):
+    result = run_schedule(generate(5, SimOptions(variant=variant, partitions=2)), keep_trace=True)
+    assert result.finding is None or result.finding.rule != "liveness"
+    options = result.schedule.options
+    healed_ms = options.duration_ms + options.settle_ms  # counted from t0 > 0
+    final_invoke = min(op["index"] for op in result.ops if op.get("final"))
+    probes = [op for op in result.ops[:final_invoke] if op["f"] == "send" and op["time"] // 1_000_000 > healed_ms]
+    assert sorted(op["value"][0] for op in probes if op["type"] == "ok") == [0, 1], probes
