@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_impl.protocol.errors import InvariantViolation
-from simulator import liveness
+from simulator import evidence, liveness
 from simulator.broker_node import BrokerDisk, SimBroker
 from simulator.clients import Clients
 from simulator.controller_node import MetadataLog, SimController
@@ -45,7 +45,8 @@ BOOTSTRAP_LIMIT_MS = 10_000
 
 class _SelfCheck(InvariantViolation):
     """A check of the world failed (``rule``: I9 for the controller's self-check, I10 for a replica's,
-    ``liveness`` for a cluster that does not converge after healing)."""
+    ``liveness`` for a cluster that does not converge after healing, ``trace`` for a trace that contradicts
+    the nodes' state at the end)."""
 
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
@@ -70,6 +71,7 @@ class World:
         self.truncated = False
         self.t0: int | None = None
         self.trace: list[dict[str, Any]] | None = [] if keep_trace else None
+        self.last_events = evidence.LastEvents()
         self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC,
                                 "replica_lag_time_max_ms": o.replica_lag_time_max_ms})
         self._queue: list[tuple[int, int, Callable[..., Any], tuple]] = []
@@ -159,6 +161,7 @@ class World:
             ev["time"] = self.stamp()
             ev["node"] = node
             self.monitor.feed(ev)
+            self.last_events.feed(ev)
             if self.trace is not None:
                 self.trace.append(ev)
 
@@ -244,6 +247,15 @@ class World:
         for event in self.schedule.events:
             self.at(self.t0 + event["at"], self._external, event)
         self.at(self.t0 + o.duration_ms, self._final_phase)
+        self.at(self.t0, self._check_evidence)
+
+    def _check_evidence(self) -> bool:
+        wrong = evidence.mismatches(self, self.last_events)
+        if wrong:
+            raise _SelfCheck(evidence.RULE, "the trace contradicts the nodes' state: " + "; ".join(wrong[:3]))
+        if not self.done:
+            self.at(self.now + evidence.CHECK_EVERY_MS, self._check_evidence)
+        return False
 
     def _final_phase(self) -> None:
         self.network.heal()
@@ -298,6 +310,7 @@ class World:
                 broker = self.nodes.get(broker_id)
                 if broker is not None and not broker.dead:
                     broker.trace_logs("end")  # I4/I16 on the logs as the run leaves them
+            self._check_evidence()
             return None
         self.at(self.now + 50, self._check_final)
         return False

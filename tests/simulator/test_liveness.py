@@ -1,4 +1,5 @@
-"""The final phase demands progress: a cluster that does not converge after healing is a finding.
+"""The final phase demands progress (a cluster that does not converge after healing is a finding) and a
+trace that tells the truth (one that contradicts the nodes' state at the end is a finding).
 
 Patching the core here stands in for a bug that only stops progress (no safety invariant forbids it); the
 unpatched core converges on the same schedules.
@@ -13,11 +14,12 @@ from simulator import SimOptions, generate, run_schedule, simulate
 from simulator.world import World
 
 
-def test_the_core_converges_after_every_fault_is_healed():
+def test_the_core_converges_after_every_fault_is_healed_and_its_trace_tells_the_truth():
     for variant in ("kip966", "v3.5"):
         for seed in range(40):
             result = simulate(seed, SimOptions(variant=variant))
-            assert result.finding is None or result.finding.rule != "liveness", (variant, seed, result.finding)
+            assert result.finding is None or result.finding.rule not in ("liveness", "trace"), (variant, seed,
+                                                                                                 result.finding)
 
 
 def test_a_follower_that_never_rejoins_the_isr_is_a_liveness_finding(monkeypatch):
@@ -61,3 +63,29 @@ def test_the_final_phase_writes_once_per_led_partition(variant):
     final_invoke = min(op["index"] for op in result.ops if op.get("final"))
     probes = [op for op in result.ops[:final_invoke] if op["f"] == "send" and op["time"] // 1_000_000 > healed_ms]
     assert sorted(op["value"][0] for op in probes if op["type"] == "ok") == [0, 1], probes
+
+
+def test_a_trace_that_stops_telling_hwm_changes_is_a_trace_finding(monkeypatch):
+    emit = replica_module.PartitionReplica._emit
+
+    def emit_but_hwm(self, kind, **attrs):
+        if kind != "hwm" or attrs.get("hwm", 0) < 3:
+            emit(self, kind, **attrs)
+
+    monkeypatch.setattr(replica_module.PartitionReplica, "_emit", emit_but_hwm)
+    result = simulate(0, SimOptions(variant="kip966", faults=()))
+    assert result.finding is not None and result.finding.rule == "trace", result.finding
+    assert "HWM" in result.finding.detail
+
+
+def test_a_registration_the_controller_does_not_trace_is_a_trace_finding(monkeypatch):
+    from reference_impl.protocol import controller_loop
+
+    record_events = controller_loop.controller_record_events
+
+    def without_fenced(controller, record, offset, before=None):
+        return [ev for ev in record_events(controller, record, offset, before) if ev["kind"] != "fenced"]
+
+    monkeypatch.setattr(controller_loop, "controller_record_events", without_fenced)
+    result = simulate(0, SimOptions(variant="kip966", faults=()))
+    assert result.finding is not None and result.finding.rule == "trace", result.finding

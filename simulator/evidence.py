@@ -1,0 +1,126 @@
+"""Does the trace tell the truth? The last traced state of every node against the node's actual state.
+
+Every invariant reads the trace, so a node that traces a state it is not in (or stops tracing a change)
+blinds the checkers without breaking any rule they can see. A real run cannot look inside its nodes; the
+simulator can. Every ``CHECK_EVERY_MS`` of simulated time (between steps, when every change a step made
+has been traced) and at the end of a run, it compares the newest event of each kind that describes a
+piece of state with that state, on every node that runs:
+
+- the controller's ``registered`` / ``fenced`` / ``unfenced`` / ``broker_registration_change`` events
+  against its registrations (epoch, fenced);
+- its ``metadata_applied`` events against each partition's state (every field the event carries);
+- each replica's ``role``, ``hwm`` and ``leo`` events against its role, leader epoch, high watermark and
+  log end (a restart starts over from the log and HWM checkpoint it traces at recovery).
+
+A mismatch is a finding of rule ``trace``, naming the event and the state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from simulator.schedule import CONTROLLER_ID
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+RULE = "trace"
+CHECK_EVERY_MS = 100
+BROKER_STATE_KINDS = ("registered", "fenced", "unfenced", "broker_registration_change")
+
+
+class LastEvents:
+    """The newest trace event per piece of state it describes (fed every event, in order)."""
+
+    def __init__(self) -> None:
+        self.registration: dict[int, dict[str, Any]] = {}     # broker -> newest controller registration event
+        self.epoch: dict[int, int] = {}                       # broker -> epoch of its newest ``registered``
+        self.controller_partition: dict[int, dict[str, Any]] = {}
+        self.replica: dict[tuple[str, int, int], dict[str, Any]] = {}  # (kind, broker, partition) -> event
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """One trace event."""
+        kind = event.get("kind")
+        if event.get("source") == "controller":
+            if kind in BROKER_STATE_KINDS and event.get("broker") is not None:
+                self.registration[event["broker"]] = event
+                if kind == "registered":
+                    self.epoch[event["broker"]] = event.get("broker_epoch")
+            elif kind == "metadata_applied":
+                self.controller_partition[event.get("partition")] = event
+            return
+        if kind in ("role", "hwm", "leo", "log_deleted", "truncate") and event.get("partition") is not None:
+            at = (int(event["replica"]), event["partition"])
+            if kind == "truncate":
+                self.replica[("leo", *at)] = {"leo": event.get("to_offset")}
+                return
+            if kind == "log_deleted":  # a replica added back later starts from an empty log
+                for k in ("role", "hwm", "leo"):
+                    self.replica.pop((k, *at), None)
+                return
+            if kind == "leo" and event.get("reason") == "recovery":
+                # a new incarnation: its log and HWM checkpoint as found at start, no role yet
+                self.replica[("leo", *at)] = event
+                self.replica[("hwm", *at)] = event
+                self.replica.pop(("role", *at), None)
+                return
+            self.replica[(kind, *at)] = event
+
+
+def mismatches(world: World, last: LastEvents) -> list[str]:
+    """What the newest events say that the nodes' state contradicts (empty: the trace tells the truth)."""
+    controller = world.nodes[CONTROLLER_ID]
+    if controller.dead:
+        return []
+    core = controller.core
+    out: list[str] = []
+    for b, reg in sorted(core.brokers.items()):
+        ev = last.registration.get(b)
+        fenced = None if ev is None else _fenced(ev)
+        if ev is None or last.epoch.get(b) != reg.epoch or (fenced is not None and fenced != reg.fenced):
+            out.append(f"controller: broker {b} registered at epoch {reg.epoch} (fenced {reg.fenced}), the trace "
+                       f"last says epoch {last.epoch.get(b)} (fenced {fenced})")
+    topic = core.topics.get(world.topic)
+    for partition, state in sorted((topic.partitions if topic else {}).items()):
+        ev = last.controller_partition.get(partition)
+        actual = state.as_dict()
+        if ev is None or any(ev.get(k) != v for k, v in actual.items()):
+            out.append(f"controller: partition {partition} is {actual}, the trace last says "
+                       f"{ev and {k: ev.get(k) for k in actual}}")
+    for b in world.broker_ids:
+        broker = world.nodes[b]
+        if not broker.dead:
+            out += _broker_mismatches(world, b, broker, last)
+    return out
+
+
+def _fenced(event: dict[str, Any]) -> bool | None:
+    kind = event["kind"]
+    if kind == "fenced":
+        return True
+    if kind == "unfenced":
+        return False
+    if kind == "registered":
+        return True  # a broker registers fenced (C4)
+    return event.get("fenced")  # a registration change may leave fencing as it was (None)
+
+
+def _broker_mismatches(world: World, b: int, broker: Any, last: LastEvents) -> list[str]:
+    out = []
+    for partition in range(world.options.partitions):
+        replica = broker.replicas.get((world.topic, partition))
+        if replica is None:
+            continue  # not hosted here (any more): what it last traced is history, not state
+        role = last.replica.get(("role", b, partition))
+        if role is not None and (role.get("role"), role.get("leader_epoch")) != (replica.role, replica.leader_epoch):
+            out.append(f"broker {b}: partition {partition} replica is {replica.role} in epoch "
+                       f"{replica.leader_epoch}, the trace last says {role.get('role')} in {role.get('leader_epoch')}")
+        hwm = last.replica.get(("hwm", b, partition))
+        if hwm is not None and hwm.get("hwm") != replica.high_watermark:
+            out.append(f"broker {b}: partition {partition} HWM is {replica.high_watermark}, the trace last "
+                       f"says {hwm.get('hwm')}")
+        leo = last.replica.get(("leo", b, partition))
+        if leo is not None and leo.get("leo") != replica.log_end_offset:
+            out.append(f"broker {b}: partition {partition} log ends at {replica.log_end_offset}, the trace "
+                       f"last says {leo.get('leo')}")
+    return out
