@@ -87,5 +87,6 @@ def test_a_registration_the_controller_does_not_trace_is_a_trace_finding(monkeyp
         return [ev for ev in record_events(controller, record, offset, before) if ev["kind"] != "fenced"]
 
     monkeypatch.setattr(controller_loop, "controller_record_events", without_fenced)
-    result = simulate(0, SimOptions(variant="kip966", faults=()))
+    result = simulate(0, SimOptions(variant="kip966"))  # its faults fence brokers
     assert result.finding is not None and result.finding.rule == "trace", result.finding
+    assert "fenced True" in result.finding.detail
