@@ -6,9 +6,9 @@
 two engines classify anomalies identically. Only small things reach the driver: anomaly rows, the
 nemesis ops (the profile counts the faults that ran) and a few scalars.
 
-Not computed by this engine, and said so in the result (``not_computed``): the cycle kinds (G0, G1c and
-their realtime variants), the linearizability engine and the protocol invariants over traces; run the
-Python engine for those.
+Every queue kind is computed, the cycle kinds (G0, G1c and their realtime variants) included
+(``spark_analysis.cycles``). Not computed by this engine, and said so in the result (``not_computed``):
+the linearizability engine and the protocol invariants over traces; run the Python engine for those.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any
 
 from harness.core.history import HistoryFormatError, edn_problem
 from spark_analysis.check import locate, prepare
-from spark_analysis.keyed import collect_anomalies, key_pass
+from spark_analysis.cycles import queue_anomalies_spark
 from spark_analysis.session import get_session
 
-NOT_COMPUTED = ["G0", "G1c", "G0-realtime", "G1c-realtime", "linearizability", "invariants"]
+NOT_COMPUTED = ["linearizability", "invariants"]
 
 
 def _deadline(spec: dict, final_invoke_time: int | None) -> int | None:
@@ -62,7 +62,7 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     facts = prepared.facts
     options = {"unseen_deadline_ns": _deadline(spec, prepared.first_final_invoke)}
     try:
-        found = collect_anomalies(key_pass(spark, prepared.table, {"": facts}, {"": options}), [""])[""]
+        found = queue_anomalies_spark(spark, prepared.table, facts, options)
     finally:
         prepared.release()
     if nemesis_out is not None:
