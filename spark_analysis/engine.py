@@ -3,8 +3,9 @@
 ``check_run_spark(spec, history_path)`` returns a results dict shaped like
 ``checkers.analysis.check_run``'s (``valid``, ``checkers``, ``profile``, ``malformed``), with one checker,
 ``queue``, judged by the Python engine's own ``judge`` and guarantee profile (``checkers.profiles``), so the
-two engines classify anomalies identically. Only small things reach the driver: anomaly rows, the
-nemesis ops (the profile counts the faults that ran) and a few scalars.
+two engines classify anomalies identically. What reaches the driver: anomaly rows, the nemesis ops (the
+profile counts the faults that ran), a few scalars, and for the cycle search the barrier times and the
+dependency edges no realtime path implies (``spark_analysis.cycles``).
 
 Every queue kind is computed, the cycle kinds (G0, G1c and their realtime variants) included
 (``spark_analysis.cycles``). Not computed by this engine, and said so in the result (``not_computed``):
