@@ -12,7 +12,8 @@ duplicates; 8 keys), its columnar form is written (``checkers.history_parquet``,
   paused, as ``check_run`` reads and checks (cycles off: the kinds Spark computes). It holds the whole
   history in memory (over 2 GB per million ops), so sizes above ``--python-max`` are skipped and say so.
 - ``spark jsonl``: ``spark_analysis.check.anomaly_counts`` on ``--master`` from the JSONL (Spark parses it
-  with an explicit schema, pairs the ops and builds the key table), then the keyed pass.
+  with an explicit schema, pairs the ops and builds the key table), then the keyed pass and the cycle
+  search (``spark_analysis.cycles``; ``--no-cycles`` leaves it out, as the Python figure does).
 - ``spark parquet``: the same from the columnar history (its key table as written).
 - ``standalone``: the Parquet check on a standalone master with ``--standalone-workers`` workers of one
   core each (``spark_analysis.standalone``, all on this machine), when that option is not 0.
@@ -75,7 +76,8 @@ def _child(params: dict) -> int:
                         input_bytes=os.path.getsize(params["path"]))
     session = time.monotonic() - t
     t = time.monotonic()
-    counts = anomaly_counts(params["path"], {"cycles": False}, spark=spark, source=params["source"])
+    counts = anomaly_counts(params["path"], {"cycles": params.get("cycles", True)}, spark=spark,
+                            source=params["source"])
     seconds = time.monotonic() - t
     stop_session()
     print(json.dumps({"session": session, "seconds": seconds, "counts": counts}), flush=True)
@@ -124,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default=None, help="where histories are written (default: a temp dir); a "
                    "history already there (history_N/history.jsonl with its columnar form) is reused")
     p.add_argument("--keep", action="store_true", help="keep the generated histories")
+    p.add_argument("--no-cycles", action="store_true", help="Spark checks without the cycle kinds")
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     engines = set(args.engines.split(","))
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    python: skipped (> --python-max {args.python_max}: it would hold the history, over "
                   f"{2 * n / 1e6:.0f} GB, in memory)", flush=True)
         log = os.path.join(workdir, "spark.log")
-        base = {"path": path, "partitions": args.shuffle_partitions, "driver_memory": args.driver_memory}
+        base = {"path": path, "partitions": args.shuffle_partitions, "driver_memory": args.driver_memory,
+                "cycles": not args.no_cycles}
         for source in ("parquet", "jsonl"):
             if source in engines:
                 params = dict(base, master=args.master, source=source)

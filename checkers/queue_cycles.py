@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from checkers.queue_extract import OpRec
+from checkers.queue_extract import OpRec, value_sort_key
 
 WW, WR, RT = "ww", "wr", "rt"
 CLASSES = (("G0", (WW,)), ("G1c", (WW, WR)), ("G0-realtime", (WW, RT)), ("G1c-realtime", (WW, WR, RT)))
@@ -29,48 +31,111 @@ CLASSES = (("G0", (WW,)), ("G1c", (WW, WR)), ("G0-realtime", (WW, RT)), ("G1c-re
 SEARCHES = (("G1c", (WR,)), ("G1c-realtime", (WR, RT)), *CLASSES)
 
 
-def _build(a, nodes: list[OpRec]) -> tuple[int, dict[str, list[list[tuple[int, Any, Any]]]]]:
-    """Return (number of vertices, per edge type adjacency lists) over real + barrier vertices."""
-    pos = {r.index: i for i, r in enumerate(nodes)}
-    n = len(nodes)
-    # Only ok ops have a known end: an info op may take effect after its completion, so it gets no
-    # outgoing realtime edge.
-    times = sorted({r.complete_time for r in nodes if r.complete_time is not None and r.type == "ok"})
-    total = n + len(times)
-    adj = {WW: [[] for _ in range(total)], WR: [[] for _ in range(total)], RT: [[] for _ in range(total)]}
+def is_vertex(r: OpRec, committed) -> bool:
+    """Whether record ``r`` is a vertex of the dependency graph: an ok (or committed info) op that sends
+    or reads (``committed``: the analysis's ``committed``). A record restricted to one key
+    (``checkers.queue_keys.restrict``) that is the end of an edge of that key is a vertex exactly when
+    the whole record is."""
+    return r.assign is None and bool(r.sends or r.reads) and committed(r)
 
-    def node_of(k, v):
-        w = a.writer.get((k, v))
-        return None if w is None else pos.get(w.index)
+
+def dependency_edges(a) -> Iterator[tuple[OpRec, OpRec, str, Any, Any]]:
+    """Every ww and wr edge of ``a`` (a ``QueueAnalysis`` of the whole history or of one key's records)
+    as ``(from, to, type, key, value)``: ww edges carry the later value, wr edges the value read.
+
+    Each edge is a fact of one key (its version order, its writers, its reads), so the edges of a whole
+    history are the union of those of its keys; the Spark engine emits them key by key."""
+    writer = a.writer
+    committed = a.committed
+
+    def vertex_of(k, v):
+        w = writer.get((k, v))
+        return w if w is not None and committed(w) else None
 
     for k, by_index in a.vo.by_index.items():
         for i in range(1, len(by_index)):
             for v2 in by_index[i]:
-                w2 = node_of(k, v2)
+                w2 = vertex_of(k, v2)
                 if w2 is None:
                     continue
                 for v1 in by_index[i - 1]:
-                    w1 = node_of(k, v1)
-                    if w1 is not None and w1 != w2:
-                        adj[WW][w1].append((w2, k, v2))
-    for i, r in enumerate(nodes):
-        if r.type != "ok":
+                    w1 = vertex_of(k, v1)
+                    if w1 is not None and w1.index != w2.index:
+                        yield w1, w2, WW, k, v2
+    for r in a.recs:
+        if r.type != "ok" or r.assign is not None:
             continue
         for k, seq in r.reads.items():
             for _, v in seq:
-                w = node_of(k, v)
-                if w is not None and w != i:
-                    adj[WR][w].append((i, k, v))
-    for j in range(len(times) - 1):
-        adj[RT][n + j].append((n + j + 1, None, None))
-    for i, r in enumerate(nodes):
+                w = vertex_of(k, v)
+                if w is not None and w.index != r.index:
+                    yield w, r, WR, k, v
+
+
+def implied_by_realtime(src: OpRec, dst: OpRec) -> bool:
+    """Whether the graph holds a realtime path from ``src`` to ``dst`` (``src`` ok and completed before
+    ``dst`` was invoked): an edge between them adds no reachability, so the components do not need it."""
+    return (src.type == "ok" and src.complete_time is not None and dst.invoke_time is not None
+            and src.complete_time < dst.invoke_time)
+
+
+def completion_times(vertices: Iterable[OpRec]) -> list:
+    """The sorted distinct completion times of the ok vertices: one barrier each. Only ok ops have a known
+    end: an info op may take effect after its completion, so it gets no outgoing realtime edge."""
+    return sorted({r.complete_time for r in vertices if r.complete_time is not None and r.type == "ok"})
+
+
+@dataclass
+class Graph:
+    """The dependency graph over ``vertices`` (real ops, ``0..n-1``, in op-index order) and barrier
+    vertices (``n..``), with adjacency lists per edge type of ``(target, key, value)``."""
+
+    vertices: list[OpRec]
+    total: int
+    adj: dict[str, list[list[tuple[int, Any, Any]]]]
+
+
+def build_graph(vertices: list[OpRec], edges: Iterable[tuple], times: Sequence,
+                kept: Sequence[int] | None = None) -> Graph:
+    """The graph over ``vertices`` (in op-index order) with the ww/wr ``edges`` between them (op records
+    or op indices at both ends; edges touching another op are left out) and the realtime edges through
+    the barriers of ``times`` (``completion_times`` of the whole history).
+
+    ``kept``: the ranks in ``times`` of the barriers to include (sorted), when the graph is a part of the
+    history's (the union of some of its strongly connected components); by default every barrier. A
+    realtime edge is included when both its ends are, so a part holding whole components has exactly
+    their edges. Each vertex's edges of one type are in a fixed order - by target, then key, then value
+    - so the cycle a search names does not depend on the order the edges were produced in."""
+    pos = {r.index: i for i, r in enumerate(vertices)}
+    n = len(vertices)
+    ranks = range(len(times)) if kept is None else kept
+    barrier = {rank: n + j for j, rank in enumerate(ranks)}
+    total = n + len(ranks)
+    adj: dict[str, list[list[tuple[int, Any, Any]]]] = {t: [[] for _ in range(total)] for t in (WW, WR, RT)}
+    for src, dst, typ, k, v in edges:
+        u = pos.get(getattr(src, "index", src))
+        w = pos.get(getattr(dst, "index", dst))
+        if u is not None and w is not None:
+            adj[typ][u].append((w, k, v))
+    for typ in (WW, WR):
+        for lst in adj[typ]:
+            if len(lst) > 1:
+                lst.sort(key=lambda e: (e[0], value_sort_key(e[1]), value_sort_key(e[2])))
+    rt = adj[RT]
+    for rank, b in barrier.items():
+        nxt = barrier.get(rank + 1)
+        if nxt is not None:
+            rt[b].append((nxt, None, None))
+    for i, r in enumerate(vertices):
         if r.complete_time is not None and r.type == "ok":
-            adj[RT][i].append((n + bisect.bisect_left(times, r.complete_time), None, None))
+            b = barrier.get(bisect.bisect_left(times, r.complete_time))
+            if b is not None:
+                rt[i].append((b, None, None))
         if r.invoke_time is not None:
-            j = bisect.bisect_left(times, r.invoke_time) - 1  # last barrier strictly before the invocation
-            if j >= 0:
-                adj[RT][n + j].append((i, None, None))
-    return total, adj
+            b = barrier.get(bisect.bisect_left(times, r.invoke_time) - 1)  # last barrier strictly before
+            if b is not None:
+                rt[b].append((i, None, None))
+    return Graph(vertices, total, adj)
 
 
 def _sccs(total: int, succ) -> list[list[int]]:
@@ -148,15 +213,30 @@ def _shortest_cycle(start: int, members: set[int], edges_of) -> list[tuple[int, 
     return []
 
 
+def vertices_of(a) -> list[OpRec]:
+    """The vertices of ``a``'s dependency graph (``is_vertex``), in op-index order."""
+    committed = a.committed
+    return [r for r in a.recs if is_vertex(r, committed)]
+
+
 def find_cycles(a) -> dict[str, list[dict]]:
     """The four cycle kinds of ``checkers/queue.py`` for a ``QueueAnalysis``."""
+    nodes = vertices_of(a)
+    if len(nodes) < 2 or _acyclic_fast(a, nodes):
+        return {name: [] for name, _ in CLASSES}
+    return search_cycles(build_graph(nodes, dependency_edges(a), completion_times(nodes)))
+
+
+def search_cycles(g: Graph) -> dict[str, list[dict]]:
+    """The cycles of ``g`` by class (the result shape of ``find_cycles``): every graph of ``SEARCHES`` is
+    searched in turn, each strongly connected component with two real ops or more yielding the shortest
+    cycle through its smallest op, reported under its class once per set of ops.
+
+    Components are independent, so a graph holding only some whole components of the history's graph
+    (``build_graph`` with ``kept``) gives the cycles of those components exactly as the whole graph
+    does."""
     result: dict[str, list[dict]] = {name: [] for name, _ in CLASSES}
-    nodes = [r for r in a.recs if r.assign is None and (r.sends or r.reads) and a.committed(r)]
-    if len(nodes) < 2:
-        return result
-    if _acyclic_fast(a, nodes):
-        return result
-    total, adj = _build(a, nodes)
+    nodes, total, adj = g.vertices, g.total, g.adj
     n = len(nodes)
 
     def succ_for(types):

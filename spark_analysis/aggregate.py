@@ -16,7 +16,9 @@ What it computes:
 - ``runs``: one row per run: test, start stamp, fault mix (sorted nemesis names joined by ``+``, or
   ``none``), variant, acks, min_isr, stored verdict, op counts (client completions ok / fail / info),
   malformed lines, and the number of anomalies of each queue kind but the cycles (``spark_analysis.keyed``,
-  one pass per run and key), computed here from the history with today's definitions.
+  one pass per run and key), computed here from the history with today's definitions. The cycles are
+  left out: their search ends on the driver, one history at a time (``spark_analysis.cycles``), which
+  does not fit a pass over a whole store; ``kraftcheck analyze --engine spark`` computes them per run.
 - ``by_mix``: per (fault mix, variant): runs, runs with any anomaly, runs per stored verdict, anomalies
   per kind.
 - ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and

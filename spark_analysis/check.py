@@ -1,8 +1,10 @@
 """One history checked by Spark: the entry point behind ``--engine spark``.
 
-``check_history(path)`` returns the same dict as ``checkers.queue.queue_anomalies`` for every kind but the
-cycles (``checkers.queue_keys.KEY_KINDS``), computed one key at a time by the Python checker's own code
-(``spark_analysis.keyed``). The input is chosen by ``locate``:
+``check_history(path)`` returns the same dict as ``checkers.queue.queue_anomalies``: every kind but the cycles
+(``checkers.queue_keys.KEY_KINDS``) computed one key at a time by the Python checker's own code
+(``spark_analysis.keyed``), and the cycle kinds from the dependency graph that pass emits
+(``spark_analysis.cycles``; ``[]`` with the option ``cycles`` False, as in Python). The input is chosen
+by ``locate``:
 
 - a columnar history (``history.parquet/`` beside ``history.jsonl``, or such a directory given itself) is
   read when present, after ``checkers.history_parquet.check_current`` has checked that it is whole and
@@ -29,9 +31,10 @@ from pyspark.sql import functions as F
 from checkers.history_parquet import NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
 from checkers.queue_keys import KEY_KINDS
 from spark_analysis import columnar
+from spark_analysis.cycles import queue_anomalies_spark
 from spark_analysis.errors import CorruptInput
 from spark_analysis.extract import checkpoint, key_table, records, with_committed
-from spark_analysis.keyed import RunFacts, collect_anomalies, count_anomalies, key_pass, refuse_odd, run_facts
+from spark_analysis.keyed import RunFacts, count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import (
     Malformed,
     malformed_lines,
@@ -196,24 +199,29 @@ class SparkCheckResult:
 
 def check_history(path: str, options: dict | None = None, *, master: str | None = None,
                   strict: bool = False, spark: Any = None, source: str = "auto") -> SparkCheckResult:
-    """Every queue kind but the cycles on one history (see the module docstring for the input)."""
+    """Every queue kind on one history (see the module docstring for the input)."""
     where = locate(path, source)
     spark = spark or get_session(master, input_bytes=where.input_bytes)
     prepared = prepare(spark, where, strict=strict)
     try:
-        rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": dict(options or {})})
-        anomalies = collect_anomalies(rows, [""])[""]
+        anomalies = queue_anomalies_spark(spark, prepared.table, prepared.facts, dict(options or {}))
     finally:
         prepared.release()
-    return SparkCheckResult({k: anomalies[k] for k in KEY_KINDS}, prepared.malformed_count, prepared.malformed,
+    return SparkCheckResult(anomalies, prepared.malformed_count, prepared.malformed,
                             "parquet" if where.uses_parquet else "jsonl", prepared.facts.client_ops)
 
 
 def anomaly_counts(path: str, options: dict | None = None, *, spark: Any, source: str = "auto") -> dict[str, int]:
-    """Exact anomaly counts per kind of one history, without collecting any anomaly row (benchmarks)."""
+    """Exact anomaly counts per kind of one history (benchmarks): with the option ``cycles`` False
+    without collecting any anomaly row, else from ``check_history``'s rows (the cycle search needs the
+    graph on the driver anyway)."""
+    options = dict(options or {})
     prepared = prepare(spark, locate(path, source))
     try:
-        rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": dict(options or {})})
+        if options.get("cycles", True):
+            found = queue_anomalies_spark(spark, prepared.table, prepared.facts, options)
+            return {kind: len(rows) for kind, rows in found.items() if rows}
+        rows = key_pass(spark, prepared.table, {"": prepared.facts}, {"": options})
         counts = count_anomalies(rows).collect()
     finally:
         prepared.release()

@@ -3,12 +3,13 @@
 ``check_run_spark(spec, history_path)`` returns a results dict shaped like
 ``checkers.analysis.check_run``'s (``valid``, ``checkers``, ``profile``, ``malformed``), with one checker,
 ``queue``, judged by the Python engine's own ``judge`` and guarantee profile (``checkers.profiles``), so the
-two engines classify anomalies identically. Only small things reach the driver: anomaly rows, the
-nemesis ops (the profile counts the faults that ran) and a few scalars.
+two engines classify anomalies identically. What reaches the driver: anomaly rows, the nemesis ops (the
+profile counts the faults that ran), a few scalars, and for the cycle search the barrier times and the
+dependency edges no realtime path implies (``spark_analysis.cycles``).
 
-Not computed by this engine, and said so in the result (``not_computed``): the cycle kinds (G0, G1c and
-their realtime variants), the linearizability engine and the protocol invariants over traces; run the
-Python engine for those.
+Every queue kind is computed, the cycle kinds (G0, G1c and their realtime variants) included
+(``spark_analysis.cycles``). Not computed by this engine, and said so in the result (``not_computed``):
+the linearizability engine and the protocol invariants over traces; run the Python engine for those.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import Any
 
 from harness.core.history import HistoryFormatError, edn_problem
 from spark_analysis.check import locate, prepare
-from spark_analysis.keyed import collect_anomalies, key_pass
+from spark_analysis.cycles import queue_anomalies_spark
 from spark_analysis.session import get_session
 
-NOT_COMPUTED = ["G0", "G1c", "G0-realtime", "G1c-realtime", "linearizability", "invariants"]
+NOT_COMPUTED = ["linearizability", "invariants"]
 
 
 def _deadline(spec: dict, final_invoke_time: int | None) -> int | None:
@@ -62,7 +63,7 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     facts = prepared.facts
     options = {"unseen_deadline_ns": _deadline(spec, prepared.first_final_invoke)}
     try:
-        found = collect_anomalies(key_pass(spark, prepared.table, {"": facts}, {"": options}), [""])[""]
+        found = queue_anomalies_spark(spark, prepared.table, facts, options)
     finally:
         prepared.release()
     if nemesis_out is not None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from checkers.queue_extract import value_sort_key
 from checkers.queue_keys import KEY_KINDS
 from spark_analysis.errors import CorruptInput
 
+_KEY_KIND_SET = frozenset(KEY_KINDS)
 ROWS_SCHEMA = "run string, kind string, key bigint, n int, row string"
 # Rows per partition of the keyed pass when groups are many (a whole store): big enough that the
 # scheduling cost stays small, small enough that partitions of small runs spread over the cores.
@@ -110,12 +111,19 @@ def _slot_values(spark: SparkSession, parts: int) -> list[int]:
 
 
 def key_pass(spark: SparkSession, table: DataFrame, facts: dict[str, RunFacts],
-             options: dict[str, dict] | None = None) -> DataFrame:
+             options: dict[str, dict] | None = None, *, graph: Any = None) -> DataFrame:
     """The anomaly rows (``ROWS_SCHEMA``) of every (run, key) group of ``table``; ``options`` per run
-    (e.g. the recovery deadline) as ``checkers.queue.queue_anomalies`` takes them."""
+    (e.g. the recovery deadline) as ``checkers.queue.queue_anomalies`` takes them.
+
+    ``graph``: ``"reduced"`` adds the rows of ``spark_analysis.edges.reduced_rows`` to the anomaly rows; a
+    ``spark_analysis.edges.Part`` gives only that part's rows (``edges.part_rows``), no anomaly. Either
+    way the rows have the columns ``ROWS_SCHEMA`` + ``edges.GRAPH_COLUMNS``."""
+    from spark_analysis.edges import GRAPH_COLUMNS
+
+    schema = ROWS_SCHEMA if graph is None else f"{ROWS_SCHEMA}, {GRAPH_COLUMNS}"
     groups = [(run, key, rows) for run, f in facts.items() for key, rows in f.keys.items()]
     if not groups:
-        return spark.createDataFrame([], ROWS_SCHEMA)
+        return spark.createDataFrame([], schema)
     total = sum(g[2] for g in groups)
     cores = spark.sparkContext.defaultParallelism
     parts = min(len(groups), max(cores, -(-total // TARGET_ROWS)))
@@ -127,10 +135,10 @@ def key_pass(spark: SparkSession, table: DataFrame, facts: dict[str, RunFacts],
                 .join(F.broadcast(mapping), ["run", "key"])
                 .repartition(parts, "_slot").drop("_slot"))
     has_final = {run: f.has_final for run, f in facts.items()}
-    return shuffled.mapInArrow(_checker(has_final, dict(options or {})), ROWS_SCHEMA)
+    return shuffled.mapInArrow(_checker(has_final, dict(options or {}), graph), schema)
 
 
-def _checker(has_final: dict[str, bool], options: dict[str, dict]):
+def _checker(has_final: dict[str, bool], options: dict[str, dict], graph: Any = None):
     """The function ``mapInArrow`` runs on each partition (only what it closes over is shipped)."""
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
@@ -141,6 +149,9 @@ def _checker(has_final: dict[str, bool], options: dict[str, dict]):
         from checkers.queue import no_gc
         from checkers.queue_keys import analysis_of_key, key_anomalies
         from checkers.queue_rows import records_of_key
+        from spark_analysis.edges import graph_batch, part_rows, reduced_rows
+
+        only_part = graph is not None and graph != "reduced"
 
         batches = list(batches)
         if not batches:
@@ -158,17 +169,25 @@ def _checker(has_final: dict[str, bool], options: dict[str, dict]):
             with no_gc():
                 recs = records_of_key(group)
                 committed = {r.index for r, c in zip(recs, group["committed"].to_pylist(), strict=True) if c}
-                found = key_anomalies(analysis_of_key(recs, options.get(run), has_final.get(run, False),
-                                                      committed))
-                del recs
+                a = analysis_of_key(recs, options.get(run), has_final.get(run, False), committed)
+                found = {} if only_part else key_anomalies(a)
+                if graph is not None:
+                    parts = group["part"].to_pylist()
+                    graph_rows = part_rows(a, recs, parts, graph) if only_part else reduced_rows(a, recs, parts)
+                del recs, a
             out = [(kind, n, json.dumps(row)) for kind, rows in found.items() for n, row in enumerate(rows)]
             if out:
                 kinds, ns, texts = zip(*out, strict=True)
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([run] * len(out), pa.string()), pa.array(kinds, pa.string()),
-                     pa.array([key] * len(out), pa.int64()), pa.array(ns, pa.int32()),
-                     pa.array(texts, pa.string())],
-                    names=["run", "kind", "key", "n", "row"])
+                if graph is not None:
+                    yield graph_batch(run, key, {"kind": list(kinds), "n": list(ns), "row": list(texts)})
+                else:
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array([run] * len(out), pa.string()), pa.array(kinds, pa.string()),
+                         pa.array([key] * len(out), pa.int64()), pa.array(ns, pa.int32()),
+                         pa.array(texts, pa.string())],
+                        names=["run", "kind", "key", "n", "row"])
+            if graph is not None and graph_rows["kind"]:
+                yield graph_batch(run, key, graph_rows)
 
     return check
 
@@ -176,10 +195,18 @@ def _checker(has_final: dict[str, bool], options: dict[str, dict]):
 def collect_anomalies(rows: DataFrame, runs: list[str]) -> dict[str, dict[str, list[dict]]]:
     """run -> every kind of ``KEY_KINDS`` -> its rows, as ``checkers.queue.queue_anomalies`` returns them
     (one job; only anomaly rows reach the driver)."""
+    return sort_anomalies(((r["run"], r["kind"], r["key"], r["n"], r["row"]) for r in rows.collect()), runs)
+
+
+def sort_anomalies(rows: Iterable[tuple], runs: list[str]) -> dict[str, dict[str, list[dict]]]:
+    """Anomaly rows ``(run, kind, key, n, row as JSON)`` sorted into the contract's lists (by key, then by
+    each key's own order), per run and kind of ``KEY_KINDS``; rows of other kinds are ignored."""
     got: dict[str, dict[str, list[tuple]]] = {run: {kind: [] for kind in KEY_KINDS} for run in runs}
-    for r in rows.collect():
-        per_run = got.setdefault(r["run"], {kind: [] for kind in KEY_KINDS})
-        per_run[r["kind"]].append((value_sort_key(r["key"]), r["n"], r["row"]))
+    for run, kind, key, n, row in rows:
+        if kind not in _KEY_KIND_SET:
+            continue
+        per_run = got.setdefault(run, {kind: [] for kind in KEY_KINDS})
+        per_run[kind].append((value_sort_key(key), n, row))
     return {run: {kind: [json.loads(text) for _, _, text in sorted(found)] for kind, found in kinds.items()}
             for run, kinds in got.items()}
 

@@ -6,21 +6,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.queue import QueueAnalysis
-from checkers.queue_cycles import RT, WR, WW, _acyclic_fast, _build, _sccs
+from checkers.queue_cycles import (
+    RT,
+    WR,
+    WW,
+    _acyclic_fast,
+    _sccs,
+    build_graph,
+    completion_times,
+    dependency_edges,
+    vertices_of,
+)
 from checkers.synth import MUTATIONS, mutate, synth_history
 from tests.checkers.fixtures import GOLDEN, future_read, wr_only_pair
 
 
 def full_graph_has_cycle(a):
-    nodes = [r for r in a.recs if r.f != "assign" and (r.sends or r.reads) and a.committed(r)]
+    nodes = vertices_of(a)
     if len(nodes) < 2:
         return False
-    total, adj = _build(a, nodes)
-    return bool(_sccs(total, lambda v: [w for t in (WW, WR, RT) for w, _, _ in adj[t][v]]))
+    g = build_graph(nodes, dependency_edges(a), completion_times(nodes))
+    return bool(_sccs(g.total, lambda v: [w for t in (WW, WR, RT) for w, _, _ in g.adj[t][v]]))
 
 
 def fast_says_cycle(a):
-    nodes = [r for r in a.recs if r.f != "assign" and (r.sends or r.reads) and a.committed(r)]
+    nodes = vertices_of(a)
     return len(nodes) >= 2 and not _acyclic_fast(a, nodes)
 
 

@@ -146,6 +146,45 @@ def _shift_keys(value, f: str, delta: int):
     return value
 
 
+def concatenated(histories: list[list[dict]], step: int = 10) -> list[dict]:
+    """The histories one after the other in time, each on keys and processes of its own (history n's
+    keys moved by ``step * n``, its processes by ``100 * n``), indices renumbered."""
+    ops: list[dict] = []
+    t0 = 0
+    for n, history in enumerate(histories):
+        for op in deep_copy(history):
+            op["value"] = _shift_keys(op.get("value"), op["f"], step * n)
+            if "hwm" in op:
+                op["hwm"] = {str(int(k) + step * n): v for k, v in op["hwm"].items()}
+            if isinstance(op["process"], int):
+                op["process"] = op["process"] + 100 * n
+            op["time"] = t0 + op["time"]
+            ops.append(op)
+        t0 = ops[-1]["time"] + 10
+    for i, op in enumerate(ops):
+        op["index"] = i
+    return ops
+
+
+def cycles_history() -> list[dict]:
+    """Histories with dependency cycles of every class, one after the other: the golden cycle fixtures,
+    two cycles of wr edges alone (two transactions reading each other's write, and a read of a value
+    written later), and small synthetic histories (info and fail ops, transactions) whose logs are
+    mutated into cycles, or not mutated (acyclic parts between the others)."""
+    from tests.checkers.fixtures import GOLDEN, future_read, wr_only_pair
+
+    parts = [GOLDEN[name][0] for name in ("G0", "G1c", "G0-realtime", "G1c-realtime")]
+    parts += [wr_only_pair(), future_read()]
+    for seed in range(6):
+        ops = synth_history(60, keys=2, concurrency=4, seed=seed, p_txn=0.5, p_info=0.1)
+        kind = ("swap-offsets", "duplicate-value", None)[seed % 3]
+        if kind is not None:
+            out = mutate(ops, kind, random.Random(seed))
+            ops = out[0] if out is not None else ops
+        parts.append(ops)
+    return concatenated(parts)
+
+
 def encodings_history() -> list[dict]:
     """Every golden fixture (tests/checkers/fixtures.py) on keys and processes of its own, one after the
     other, plus the encodings the JSONL extraction must read as the Python one does: Jepsen's micro-op
@@ -153,18 +192,7 @@ def encodings_history() -> list[dict]:
     pair that is not a 2-list, a key read with an empty list, and an invocation never completed."""
     from tests.checkers.fixtures import GOLDEN
 
-    ops: list[dict] = []
-    t0 = 0
-    for n, name in enumerate(sorted(GOLDEN)):
-        for op in GOLDEN[name][0]:
-            op = deep_copy([op])[0]
-            op["value"] = _shift_keys(op.get("value"), op["f"], 10 * n)
-            if "hwm" in op:
-                op["hwm"] = {str(int(k) + 10 * n): v for k, v in op["hwm"].items()}
-            op["process"] = op["process"] + 100 * n
-            op["time"] = t0 + op["time"]
-            ops.append(op)
-        t0 = ops[-1]["time"] + 10
+    ops = concatenated([GOLDEN[name][0] for name in sorted(GOLDEN)])
     p, k = 9000, 500
 
     def add(process, type_, f, value, **extra):

@@ -1,9 +1,10 @@
 """Differential tests: the Spark engine returns exactly what checkers.queue.queue_anomalies returns, from a
 JSONL history (parsed and paired by Spark) and from its columnar form (checkers.history_parquet).
 
-The 1k-op history carries planted anomalies of every kind Spark computes (tests/spark_analysis/planted.py),
-a torn last line and the unseen deadline option; the encodings history holds every golden fixture and the
-odd encodings; the slow variants go up to 1 M ops.
+The 1k-op history carries planted anomalies of every kind but the realtime cycles
+(tests/spark_analysis/planted.py), a torn last line and the unseen deadline option; the encodings history
+holds every golden fixture and the odd encodings; the cycles history holds cycles of every class in
+several components, with info ops and acyclic parts; the slow variants go up to 1 M ops.
 """
 
 import json
@@ -11,13 +12,13 @@ import json
 import pytest
 
 from checkers.history_parquet import write_history_parquet
-from checkers.queue import SPARK_KINDS, queue_anomalies
+from checkers.queue import CYCLE_KINDS, KINDS, SPARK_KINDS, queue_anomalies
 from checkers.synth import synth_history
 from spark_analysis.check import check_history
 from spark_analysis.errors import CorruptInput
 from spark_analysis.read import raise_if_malformed, read_jsonl
 
-from .planted import encodings_history, planted_history
+from .planted import cycles_history, encodings_history, planted_history
 
 INPUTS = ["jsonl", "parquet"]
 
@@ -31,8 +32,8 @@ def _write(path, ops, torn_tail=False):
     return str(path)
 
 
-def _assert_same(expected, got):
-    for kind in SPARK_KINDS:
+def _assert_same(expected, got, kinds=KINDS):
+    for kind in kinds:
         assert got[kind] == expected[kind], f"{kind}: spark {got[kind][:3]} != python {expected[kind][:3]}"
 
 
@@ -48,9 +49,10 @@ def _check(spark, path, options, source):
 def test_spark_equals_python_on_1k_ops_with_planted_anomalies(spark, tmp_path, source):
     ops = planted_history(1000, seed=0)
     path = _write(tmp_path / "history.jsonl", ops, torn_tail=True)
-    options = {"cycles": False, "unseen_deadline_ns": ops[len(ops) // 2]["time"]}
+    options = {"unseen_deadline_ns": ops[len(ops) // 2]["time"]}
     expected = queue_anomalies(ops, options)
-    assert all(expected[k] for k in SPARK_KINDS), [k for k in SPARK_KINDS if not expected[k]]  # all planted
+    planted = (*SPARK_KINDS, "G0", "G1c")
+    assert all(expected[k] for k in planted), [k for k in planted if not expected[k]]
     result = _check(spark, path, options, source)
     _assert_same(expected, result.anomalies)
     assert result.malformed_count == 1
@@ -61,8 +63,21 @@ def test_spark_equals_python_on_1k_ops_with_planted_anomalies(spark, tmp_path, s
 def test_spark_equals_python_on_every_encoding(spark, tmp_path, source):
     ops = encodings_history()
     path = _write(tmp_path / "history.jsonl", ops)
-    expected = queue_anomalies(ops, {"cycles": False})
-    _assert_same(expected, _check(spark, path, {"cycles": False}, source).anomalies)
+    expected = queue_anomalies(ops)
+    _assert_same(expected, _check(spark, path, {}, source).anomalies)
+
+
+@pytest.mark.parametrize("source", INPUTS)
+def test_spark_finds_the_cycles_python_finds(spark, tmp_path, source):
+    ops = cycles_history()
+    path = _write(tmp_path / "history.jsonl", ops)
+    expected = queue_anomalies(ops)
+    assert all(len(expected[k]) >= 2 for k in CYCLE_KINDS), {k: len(expected[k]) for k in CYCLE_KINDS}
+    got = _check(spark, path, {}, source).anomalies
+    _assert_same(expected, got, CYCLE_KINDS)
+    # the option turns them off in both engines
+    off = check_history(path, {"cycles": False}, spark=spark, source=source).anomalies
+    assert all(off[k] == [] for k in CYCLE_KINDS)
 
 
 def test_corrupt_input_names_file_and_line(spark, tmp_path):

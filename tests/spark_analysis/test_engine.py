@@ -21,11 +21,12 @@ def test_spark_engine_verdict_equals_python_queue_checker(spark, tmp_path):
     path = tmp_path / "history.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in ops))
     spec = {"variant": "v3.5", "acks": "all", "min_isr": 2, "nemesis": ["kill"], "final_read_timeout_s": 30}
-    python = QueueChecker({"cycles": False}).check(spec, ops, [])
+    python = QueueChecker().check(spec, ops, [])
     spark_result = check_run_spark(spec, str(path), spark=spark)
     queue = spark_result["checkers"]["queue"]
     assert queue["valid"] == python["valid"] and spark_result["valid"] == python["valid"]
     assert queue["anomaly_types"] == python["anomaly_types"]
     assert queue["anomalies"] == python["anomalies"]
+    assert "G0" in queue["anomaly_types"]  # cycles computed, not left out
     assert queue["profile"] == python["profile"]
     assert queue["unseen_deadline_ns"] == python["unseen_deadline_ns"]

@@ -9,7 +9,7 @@ from spark_analysis import columnar, keyed
 from .planted import planted_history
 
 
-def _partition_contents(has_final, options):
+def _partition_contents(has_final, options, graph=None):
     def report(batches):
         import pyarrow as pa
 
