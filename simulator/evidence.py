@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from simulator.schedule import CONTROLLER_ID
 
 if TYPE_CHECKING:
-    from simulator.world import World
+    from simulator.host import Host
 
 RULE = "trace"
 CHECK_EVERY_MS = 100
@@ -67,7 +67,7 @@ class LastEvents:
             self.replica[(kind, *at)] = event
 
 
-def mismatches(world: World, last: LastEvents) -> list[str]:
+def mismatches(world: Host, last: LastEvents) -> list[str]:
     """What the newest events say that the nodes' state contradicts (empty: the trace tells the truth)."""
     controller = world.nodes[CONTROLLER_ID]
     if controller.dead:
@@ -105,7 +105,7 @@ def _fenced(event: dict[str, Any]) -> bool | None:
     return event.get("fenced")  # a registration change may leave fencing as it was (None)
 
 
-def _broker_mismatches(world: World, b: int, broker: Any, last: LastEvents) -> list[str]:
+def _broker_mismatches(world: Host, b: int, broker: Any, last: LastEvents) -> list[str]:
     out = []
     for partition in range(world.options.partitions):
         replica = broker.replicas.get((world.topic, partition))

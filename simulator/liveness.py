@@ -31,7 +31,7 @@ from reference_impl.protocol.replica import LEADER
 from simulator.schedule import CONTROLLER_ID
 
 if TYPE_CHECKING:
-    from simulator.world import World
+    from simulator.host import Host
 
 RULE = "liveness"
 POLL_MS = 50
@@ -44,7 +44,7 @@ def legitimately_leaderless(variant: str, state: Any) -> bool:
     return variant == "kip966" and not state.isr and not state.elr
 
 
-def unmet(world: World) -> list[str]:
+def unmet(world: Host) -> list[str]:
     """The convergence conditions (see the module docstring) the world does not meet now; empty once
     converged."""
     controller = world.nodes[CONTROLLER_ID]
@@ -73,7 +73,7 @@ def unmet(world: World) -> list[str]:
     return problems
 
 
-def _partition_unmet(world: World, brokers: dict[int, Any], topic_id: str, partition: int,
+def _partition_unmet(world: Host, brokers: dict[int, Any], topic_id: str, partition: int,
                      state: Any) -> list[str]:
     name = f"partition {partition}"
     if state.leader == NO_LEADER:
@@ -108,7 +108,7 @@ def _partition_unmet(world: World, brokers: dict[int, Any], topic_id: str, parti
     return problems
 
 
-def led_partitions(world: World) -> list[int]:
+def led_partitions(world: Host) -> list[int]:
     """The partitions the controller gives a leader (the ones the final phase writes to)."""
     topic = world.nodes[CONTROLLER_ID].core.topics[world.topic]
     return [p for p, state in sorted(topic.partitions.items()) if state.leader != NO_LEADER]
