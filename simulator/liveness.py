@@ -17,7 +17,8 @@ healed, every node running again) the world waits, up to ``SimOptions.converge_m
 
 Each of these follows from the protocol's rules once nothing is faulty any more (fenced brokers come back
 by heartbeats, C5; caught-up followers rejoin the ISR, I-rules of the leader's ISR loop; the HWM is the
-minimum LEO of the ISR, L3). Then one acks=all write per led partition must be acknowledged. What is not
+minimum LEO of the ISR, L3). Then one acks=all write per led partition must be acknowledged, and the
+final read of each partition written to must succeed. What is not
 reached in time is reported as a violation of rule ``liveness``, with the conditions still unmet.
 """
 

@@ -70,6 +70,7 @@ class World:
         self.done = False
         self.truncated = False
         self.t0: int | None = None
+        self._written: set[int] = set()  # partitions the final phase wrote to (their final read must succeed)
         self.trace: list[dict[str, Any]] | None = [] if keep_trace else None
         self.last_events = evidence.LastEvents()
         self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC,
@@ -295,6 +296,7 @@ class World:
         if failed:
             raise _SelfCheck(liveness.RULE, "a converged cluster did not acknowledge an acks=all write: " + "; ".join(
                 f"partition {key}: {op['type']} ({op['error']})" for key, op in sorted(failed.items())))
+        self._written = set(probes)
         self._final_reads()
         return None
 
@@ -311,6 +313,10 @@ class World:
                 if broker is not None and not broker.dead:
                     broker.trace_logs("end")  # I4/I16 on the logs as the run leaves them
             self._check_evidence()
+            unread = sorted(self._written - self.clients.final_read)
+            if unread:
+                raise _SelfCheck(liveness.RULE, f"a converged cluster did not serve the final read of partition(s) "
+                                                f"{unread}, written to just before")
             return None
         self.at(self.now + 50, self._check_final)
         return False

@@ -90,3 +90,16 @@ def test_a_registration_the_controller_does_not_trace_is_a_trace_finding(monkeyp
     result = simulate(0, SimOptions(variant="kip966"))  # its faults fence brokers
     assert result.finding is not None and result.finding.rule == "trace", result.finding
     assert "fenced True" in result.finding.detail
+
+
+def test_a_final_read_never_served_after_convergence_is_a_liveness_finding(monkeypatch):
+    from reference_impl.protocol.errors import Errors, error
+    from reference_impl.protocol.replica_messages import FetchPartitionResult
+
+    def refuse(self, fetch_offset, max_bytes, current_leader_epoch=-1):
+        return FetchPartitionResult(error(Errors.NOT_LEADER_OR_FOLLOWER, "refused"))
+
+    monkeypatch.setattr(replica_module.PartitionReplica, "read_committed", refuse)
+    result = simulate(0, SimOptions(variant="kip966", faults=(), polls=0))
+    assert result.finding is not None and result.finding.rule == "liveness", result.finding
+    assert "final read" in result.finding.detail
