@@ -45,6 +45,7 @@ class Clients:
         self._leaders: dict[int, int] = {}
         self.final_done: set[int] = set()  # partitions whose final reads are over (read, or gave up)
         self.final_read: set[int] = set()  # partitions a final read did read
+        self.reassigned: dict[int, list[int]] = {}  # partition -> target of its last accepted reassignment
 
     def handle(self, msg: Any) -> None:
         """Clients serve no requests."""
@@ -180,5 +181,17 @@ class Clients:
 
     # ------------------------------------------------------------------ admin
     def admin(self, body: dict[str, Any]) -> None:
-        """Send an admin request to the controller (its answer is not part of the queue history)."""
-        self.world.call(self, 0, "admin", body, lambda _answer: None, lambda: None)
+        """Send an admin request to the controller (its answer is not part of the queue history; an accepted
+        reassignment or cancellation is kept in ``reassigned``: what the partition's replicas must become)."""
+        key = body.get("key")
+
+        def answered(answer: Any) -> None:
+            outcome = answer.get((self.world.topic, key)) if isinstance(answer, dict) else None
+            if outcome is None or not outcome.ok:
+                return
+            if body["do"] == "reassign":
+                self.reassigned[key] = list(body["replicas"])
+            elif body["do"] == "cancel":
+                self.reassigned.pop(key, None)  # back to the replicas before it (not known here)
+
+        self.world.call(self, 0, "admin", body, answered, lambda: None)

@@ -25,6 +25,7 @@ class Host(Protocol):
     rng_client: random.Random
     broker_ids: list[int]
     nodes: dict[Any, Any]
+    clients: Any
 
     def at(self, when: int, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` as a step at simulated time ``when``."""

@@ -8,7 +8,8 @@ healed, every node running again) the world waits, up to ``SimOptions.converge_m
 
 - the controller runs and every broker is registered with it, unfenced and RUNNING;
 - every broker has applied the controller's whole metadata log;
-- every partition has a leader and has finished its reassignment, unless it is legitimately leaderless:
+- every partition has a leader and has finished its reassignment, with the replicas of the last accepted
+  one (unless cancelled later), unless it is legitimately leaderless:
   KIP-966 with an empty ISR and an empty ELR (K10: without unclean election nobody may lead it, and its
   reassignment can neither finish nor be reverted);
 - every broker's image names the controller's leader and leader epoch for it, the leader's replica leads in
@@ -85,6 +86,9 @@ def _partition_unmet(world: Host, brokers: dict[int, Any], topic_id: str, partit
         return [f"{name}: no leader although ISR {state.isr} / ELR {state.elr} could lead"]
     if state.reassigning:
         return [f"{name}: reassignment still in progress (adding {state.adding}, removing {state.removing})"]
+    target = world.clients.reassigned.get(partition)
+    if target is not None and list(state.replicas) != target:
+        return [f"{name}: replicas {state.replicas} after its reassignment to {target} was accepted"]
     problems = []
     for b, broker in brokers.items():
         seen = broker.image.partition(topic_id, partition)

@@ -103,3 +103,19 @@ def test_a_final_read_never_served_after_convergence_is_a_liveness_finding(monke
     result = simulate(0, SimOptions(variant="kip966", faults=(), polls=0))
     assert result.finding is not None and result.finding.rule == "liveness", result.finding
     assert "final read" in result.finding.detail
+
+
+def test_a_reassignment_accepted_but_never_carried_out_is_a_liveness_finding(monkeypatch):
+    from reference_impl.protocol.controller import Controller, ControllerResult
+    from reference_impl.protocol.errors import OK
+
+    def accept_and_forget(self, changes):
+        return ControllerResult([], {tp: OK for tp in changes})
+
+    monkeypatch.setattr(Controller, "alter_partition_reassignments", accept_and_forget)
+    options = SimOptions(variant="kip966", faults=("reassign",), fault_windows=1)
+    seed = next(s for s in range(50) if any(e["do"] == "reassign" and sorted(e["replicas"]) != [1, 2, 3]
+                                            for e in generate(s, options).events))
+    result = simulate(seed, options)
+    assert result.finding is not None and result.finding.rule == "liveness", result.finding
+    assert "was accepted" in result.finding.detail
