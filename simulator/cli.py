@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-from simulator.options import FAULT_KINDS, VARIANTS, SimOptions
+from simulator.options import FAULT_KINDS, REASSIGNMENT_MODES, VARIANTS, SimOptions
 from simulator.runner import Result, SearchStats, run_schedule, search
 from simulator.schedule import Schedule
 from simulator.shrink import shrink
@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, help="stop starting new schedules after this many seconds")
     p.add_argument("--variant", choices=VARIANTS, default="v3.5", help="protocol variant (default v3.5)")
     p.add_argument("--steps", type=int, help="cap on simulated steps per schedule")
+    p.add_argument("--reassignment-mode", choices=REASSIGNMENT_MODES, default="all-at-once",
+                   help="how the controller carries out reassignments (default all-at-once)")
+    p.add_argument("--brokers", type=int, default=3, help="brokers (default 3; replication factor 3)")
     p.add_argument("--workers", type=int, default=1, help="processes to run schedules on (default 1)")
     p.add_argument("--faults", help=f"comma-separated fault kinds to draw from (default all: {','.join(FAULT_KINDS)})")
     p.add_argument("--out", default=".", help="directory for the shrunk schedule file (default .)")
@@ -70,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             return _usage(f"{flag} must be >= 1, got {value}")
     if args.time_limit is not None and args.time_limit <= 0:
         return _usage(f"--time-limit must be > 0, got {args.time_limit}")
-    changes: dict[str, Any] = {"variant": args.variant}
+    changes: dict[str, Any] = {"variant": args.variant, "reassignment_mode": args.reassignment_mode,
+                               "brokers": args.brokers}
     if args.steps is not None:
         changes["max_steps"] = args.steps
     if args.faults is not None:
@@ -81,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         changes["faults"] = faults
     if not os.path.isdir(args.out):
         return _usage(f"--out: {args.out!r} is not a directory")
-    options = SimOptions().with_(**changes)
+    try:
+        options = SimOptions().with_(**changes)
+    except ValueError as exc:
+        return _usage(str(exc))
     count = args.schedules if args.schedules is not None else (None if args.time_limit else DEFAULT_SCHEDULES)
     stats = SearchStats()
     found = search(args.seed, count, options, workers=args.workers, time_limit_s=args.time_limit, stats=stats)

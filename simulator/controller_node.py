@@ -56,7 +56,8 @@ class SimController:
         self.log = log
         o = world.options
         self.core = Controller(ControllerConfig(min_isr=o.min_isr, elr_enabled=o.variant == "kip966",
-                                                session_timeout_ms=o.session_timeout_ms, node_id=NAME))
+                                                session_timeout_ms=o.session_timeout_ms, node_id=NAME,
+                                                incremental_reassignment=o.reassignment_mode == "incremental"))
         for base, records in log.batches:
             for i, record in enumerate(records):
                 self.core.replay(record, base + i)  # replayed history was traced when it happened

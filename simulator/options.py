@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 VARIANTS = ("v3.5", "kip966")
+REASSIGNMENT_MODES = ("all-at-once", "incremental")
 FAULT_KINDS = ("crash", "crash-lossy", "stop", "isolate", "partition", "one-way", "link", "controller-restart",
                "reassign", "elect")
 
@@ -22,6 +23,7 @@ class SimOptions:
     """Everything a schedule depends on besides its seed and events (stored in the schedule file)."""
 
     variant: str = "v3.5"
+    reassignment_mode: str = "all-at-once"  # incremental: KIP-435 steps, one replica at a time
     brokers: int = 3
     partitions: int = 1
     replication_factor: int = 3
@@ -45,6 +47,9 @@ class SimOptions:
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r} (expected one of {', '.join(VARIANTS)})")
+        if self.reassignment_mode not in REASSIGNMENT_MODES:
+            raise ValueError(f"unknown reassignment mode {self.reassignment_mode!r} "
+                             f"(expected one of {', '.join(REASSIGNMENT_MODES)})")
         if not 1 <= self.replication_factor <= self.brokers:
             raise ValueError(f"replication factor {self.replication_factor} with {self.brokers} brokers")
         if not 1 <= self.min_isr <= self.replication_factor:

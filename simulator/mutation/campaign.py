@@ -2,8 +2,9 @@
 
 A mutant runs in a child process forked from the parent (which has imported the core and the simulator
 once), so whatever a mutant does to the core's module state dies with the child and cannot leak into the
-next mutant. The child swaps the mutant in (``apply``) and runs schedules of the fixed seed sequence
-``SEEDS`` (KIP-966 and v3.5 in turn) until one breaks a rule or its time is up. A finding counts only if
+next mutant. The child swaps the mutant in (``apply``) and runs schedules of the fixed sequence
+``seed_at`` (KIP-966 and v3.5, each with all-at-once and with KIP-435 incremental reassignment, in turn)
+until one breaks a rule or its time is up. A finding counts only if
 the same seed is clean without the mutant: the child re-runs that seed on the restored core, and skips the
 seed when the unmutated core breaks a rule there too (the core has rare findings of its own).
 
@@ -40,15 +41,23 @@ DETECTED, SURVIVED, NO_DIFFERENCE, NOT_EXERCISED, NOT_APPLICABLE, HANG, NOT_RUN 
     "detected", "survived", "no difference", "not exercised", "not applicable", "hang", "not run")
 COMPARED_SCHEDULES = 8
 HANG_GRACE_S = 20.0
-_OPTIONS = {variant: SimOptions(variant=variant) for variant in VARIANTS}
+# The cluster settings the seed sequence cycles through: both variants with the defaults, then both with
+# KIP-435 incremental reassignment on four brokers (so a reassignment can move a replica to a new broker).
+_OPTIONS = {
+    **{variant: SimOptions(variant=variant) for variant in VARIANTS},
+    **{f"{variant}+incremental": SimOptions(variant=variant, reassignment_mode="incremental", brokers=4)
+       for variant in VARIANTS},
+}
+_PROFILES = ("kip966", "v3.5", "kip966+incremental", "v3.5+incremental")
 _CONTEXT = multiprocessing.get_context("fork")
 # the unmutated core's fingerprints of the compared schedules, computed once by the parent before it forks
 _BASELINE: dict[tuple[str, int], str] = {}
 
 
 def seed_at(index: int) -> tuple[str, int]:
-    """The ``index``-th schedule of the sequence every mutant runs: (variant, seed), KIP-966 first."""
-    return ("kip966", "v3.5")[index % 2], index // 2
+    """The ``index``-th schedule of the sequence every mutant runs: (settings, seed), the settings named
+    by ``_PROFILES`` in turn (KIP-966 first)."""
+    return _PROFILES[index % len(_PROFILES)], index // len(_PROFILES)
 
 
 def core_mutants(directory: str = PROTOCOL_DIR) -> list[Mutant]:
@@ -86,14 +95,16 @@ class Campaign:
     budget_s: float = 600.0
     workers: int = 2
     max_per_mutant_s: float = 60.0
-    coverage_seeds: int = 100        # per variant, for the "not exercised" judgement
+    coverage_seeds: int = 100        # per cluster setting of the sequence, for the "not exercised" judgement
     first_round_share: float = 0.4
     progress: Callable[[str], None] | None = field(default=None, repr=False)
 
 
-def baseline_lines(seeds_per_variant: int, workers: int) -> dict[str, set[int]]:
-    """Lines of the core executed by the unmutated simulator on the first seeds of each variant."""
-    chunks = [[seed_at(i) for i in range(w, 2 * seeds_per_variant, workers)] for w in range(workers)]
+def baseline_lines(seeds_per_setting: int, workers: int) -> dict[str, set[int]]:
+    """Lines of the core executed by the unmutated simulator on the first schedules of the sequence,
+    ``seeds_per_setting`` for each of its cluster settings."""
+    total = len(_PROFILES) * seeds_per_setting
+    chunks = [[seed_at(i) for i in range(w, total, workers)] for w in range(workers)]
     with _CONTEXT.Pool(workers) as pool:
         parts = pool.map(_covered, chunks)
     merged: dict[str, set[int]] = {}
@@ -122,7 +133,7 @@ def run_campaign(mutants: list[Mutant], campaign: Campaign) -> list[Outcome]:
     say = campaign.progress or (lambda _: None)
     lines = baseline_lines(campaign.coverage_seeds, campaign.workers)
     say(f"baseline coverage: {sum(len(v) for v in lines.values())} lines of the core executed "
-        f"in {2 * campaign.coverage_seeds} schedules ({time.monotonic() - started:.1f} s)")
+        f"in {len(_PROFILES) * campaign.coverage_seeds} schedules ({time.monotonic() - started:.1f} s)")
     sources = {m.path: _read(m.path) for m in mutants}
     for source in sources.values():
         prepare(source)
@@ -263,6 +274,8 @@ def _answer(started: float, schedules: int, index: int, status: str, result: Res
     answer = {"seconds": time.monotonic() - started, "schedules": schedules, "next_index": index,
               "status": status}
     if result is not None and result.finding is not None:
-        answer.update(rule=result.finding.rule, variant=result.schedule.options.variant, seed=result.seed,
+        options = result.schedule.options
+        settings = options.variant + ("+incremental" if options.reassignment_mode == "incremental" else "")
+        answer.update(rule=result.finding.rule, variant=settings, seed=result.seed,
                       detail=result.finding.detail[:160])
     return answer

@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--max-per-mutant", type=float, default=60.0, help="seconds at most per mutant (default 60)")
     p.add_argument("--coverage-seeds", type=int, default=100,
-                   help="baseline schedules per variant for the coverage judgement (default 100)")
+                   help="seeds per cluster setting of the sequence for the coverage judgement (default 100)")
     p.add_argument("--only", help="only mutants whose key contains this text (e.g. replica.py)")
     p.add_argument("--target", type=float, default=90.0, help="detection rate in %% to pass (default 90)")
     p.add_argument("--json", metavar="FILE", help="also write the outcomes as JSON")

@@ -40,8 +40,16 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys):
              (["--replay", str(tmp_path / "missing.json")], "missing.json"),
              (["--replay", str(bad)], "bad.json"), (["--replay", str(other)], "other.json"),
              (["--replay", str(wrong)], "event 0: crash: 'node' must be a broker id 1..3"),
-             (["--time-limit", "0"], "--time-limit")]
+             (["--time-limit", "0"], "--time-limit"), (["--brokers", "2"], "replication factor 3 with 2 brokers"),
+             (["--reassignment-mode", "sideways"], "--reassignment-mode")]
     for argv, named in cases:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and named in err, (argv, err)
+
+
+def test_incremental_reassignment_on_four_brokers(capsys):
+    assert main(["--seed", "0", "--schedules", "20", "--variant", "kip966", "--reassignment-mode", "incremental",
+                 "--brokers", "4", "--faults", "reassign,crash"]) == 0
+    assert "no violation in seeds 0..19" in capsys.readouterr().out
+
