@@ -9,11 +9,11 @@ duplicates; 8 keys), its columnar form is written (``checkers.history_parquet``,
 --format parquet`` and the runner do; timed), and it is checked by:
 
 - ``python``: ``checkers.history_fast.read_ops`` + ``checkers.queue.queue_anomalies`` with the collector
-  paused, as ``check_run`` reads and checks (cycles off: the kinds Spark computes). It holds the whole
+  paused, as ``check_run`` reads and checks (with the cycle search unless ``--no-cycles``). It holds the whole
   history in memory (over 2 GB per million ops), so sizes above ``--python-max`` are skipped and say so.
 - ``spark jsonl``: ``spark_analysis.check.anomaly_counts`` on ``--master`` from the JSONL (Spark parses it
   with an explicit schema, pairs the ops and builds the key table), then the keyed pass and the cycle
-  search (``spark_analysis.cycles``; ``--no-cycles`` leaves it out, as the Python figure does).
+  search (``spark_analysis.cycles``; ``--no-cycles`` leaves it out of both engines, so their counts compare).
 - ``spark parquet``: the same from the columnar history (its key table as written).
 - ``standalone``: the Parquet check on a standalone master with ``--standalone-workers`` workers of one
   core each (``spark_analysis.standalone``, all on this machine), when that option is not 0.
@@ -51,14 +51,14 @@ def _load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def _python_check(path: str) -> tuple[float, dict[str, int]]:
+def _python_check(path: str, cycles: bool) -> tuple[float, dict[str, int]]:
     from checkers.history_fast import read_ops
     from checkers.queue import no_gc, queue_anomalies
 
     t = time.monotonic()
     with no_gc():
         ops = read_ops(path)
-        result = queue_anomalies(ops, {"cycles": False})
+        result = queue_anomalies(ops, {"cycles": cycles})
     elapsed = time.monotonic() - t
     del ops
     gc.collect()
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         row["mb"] = os.path.getsize(path) / 1e6
         counts: dict[str, dict] = {}
         if "python" in engines and n <= args.python_max:
-            row["python"], counts["python"] = _python_check(path)
+            row["python"], counts["python"] = _python_check(path, not args.no_cycles)
             print(f"    python: {row['python']:.1f} s  {counts['python']}  (peak RSS "
                   f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.1f} GB, {_load()})", flush=True)
         elif "python" in engines:
