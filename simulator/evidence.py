@@ -9,6 +9,8 @@ piece of state with that state, on every node that runs:
 - the controller's ``registered`` / ``fenced`` / ``unfenced`` / ``broker_registration_change`` events
   against its registrations (epoch, fenced);
 - its ``metadata_applied`` events against each partition's state (every field the event carries);
+- each broker's own lifecycle events (``broker_state``, ``registered``, ``fenced``, ``unfenced``) against its
+  lifecycle's state, fencing and epoch;
 - each replica's ``role``, ``hwm`` and ``leo`` events against its role, leader epoch, high watermark and
   log end (a restart starts over from the log and HWM checkpoint it traces at recovery).
 
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.protocol.broker import STARTING
 from simulator.schedule import CONTROLLER_ID
 
 if TYPE_CHECKING:
     from simulator.host import Host
 
 RULE = "trace"
+LIFECYCLE_KINDS = ("broker_state", "registered", "fenced", "unfenced")
 CHECK_EVERY_MS = 100
 BROKER_STATE_KINDS = ("registered", "fenced", "unfenced", "broker_registration_change")
 
@@ -37,6 +41,7 @@ class LastEvents:
         self.epoch: dict[int, int] = {}                       # broker -> epoch of its newest ``registered``
         self.controller_partition: dict[int, dict[str, Any]] = {}
         self.replica: dict[tuple[str, int, int], dict[str, Any]] = {}  # (kind, broker, partition) -> event
+        self.lifecycle: dict[int, dict[str, Any]] = {}  # broker -> state, fenced, epoch as its own events say
 
     def feed(self, event: dict[str, Any]) -> None:
         """One trace event."""
@@ -48,6 +53,9 @@ class LastEvents:
                     self.epoch[event["broker"]] = event.get("broker_epoch")
             elif kind == "metadata_applied":
                 self.controller_partition[event.get("partition")] = event
+            return
+        if kind in LIFECYCLE_KINDS and event.get("partition") is None and event.get("broker") is not None:
+            self._lifecycle(kind, event)
             return
         if kind in ("role", "hwm", "leo", "log_deleted", "truncate") and event.get("partition") is not None:
             at = (int(event["replica"]), event["partition"])
@@ -65,6 +73,18 @@ class LastEvents:
                 self.replica.pop(("role", *at), None)
                 return
             self.replica[(kind, *at)] = event
+
+
+    def _lifecycle(self, kind: str, event: dict[str, Any]) -> None:
+        seen = self.lifecycle.setdefault(event["broker"], {})
+        if kind == "broker_state":
+            seen["state"] = event.get("state")
+            if event.get("state") == STARTING:  # a new incarnation: fenced, no epoch until registered
+                seen.update(fenced=True, epoch=-1)
+        elif kind == "registered":
+            seen.update(fenced=True, epoch=event.get("broker_epoch"))
+        else:
+            seen["fenced"] = kind == "fenced"
 
 
 def mismatches(world: Host, last: LastEvents) -> list[str]:
@@ -107,6 +127,11 @@ def _fenced(event: dict[str, Any]) -> bool | None:
 
 def _broker_mismatches(world: Host, b: int, broker: Any, last: LastEvents) -> list[str]:
     out = []
+    seen = last.lifecycle.get(b, {})
+    life = broker.lifecycle
+    actual = {"state": life.state, "fenced": life.fenced, "epoch": life.broker_epoch}
+    if any(k in seen and seen[k] != v for k, v in actual.items()):
+        out.append(f"broker {b}: its lifecycle is {actual}, its trace last says {seen}")
     for partition in range(world.options.partitions):
         replica = broker.replicas.get((world.topic, partition))
         if replica is None:
