@@ -15,9 +15,23 @@ from simulator.mutation.campaign import DETECTED, NO_DIFFERENCE, REPO_DIR
 
 SAMPLE = {
     "reference_impl/protocol/isr_loop.py:isr_round:flip-comparison:"
-    "replica.role != LEADER->replica.role == LEADER#1": "I6",
+    "replica.role != LEADER->replica.role == LEADER#1": "liveness",
     "reference_impl/protocol/isr_loop.py:isr_round:remove-condition:"
-    "request is not None->False#1": "I6",
+    "request is not None->False#1": "liveness",
+    "reference_impl/protocol/replica.py:PartitionReplica.append_as_leader:negate-condition:"
+    "not check.error.ok->not not check.error.ok#1": "I6",
+    "reference_impl/protocol/replica.py:PartitionReplica._complete_acks:flip-comparison:"
+    "self._hwm > p.last_offset->self._hwm >= p.last_offset#1": "I14",
+    "reference_impl/protocol/replica.py:PartitionReplica.read_committed:flip-comparison:"
+    "b.last_offset < self._hwm->b.last_offset <= self._hwm#1": "I7",
+    "reference_impl/protocol/records.py:PartitionState.apply_change:remove-condition:"
+    "rec.leader_epoch_bump->False#1": "I11",
+    "reference_impl/protocol/divergence.py:end_offset_for_epoch:negate-condition:"
+    "not epoch_starts->not not epoch_starts#1": "I4",
+    "reference_impl/protocol/controller.py:Controller.alter_partition:negate-condition:"
+    "record is None->not record is None#1": "I2",
+    "reference_impl/protocol/broker.py:BrokerLifecycle.handle_heartbeat_response:negate-condition:"
+    "is_fenced->not is_fenced#1": "trace",
 }
 NO_EFFECT = ("reference_impl/protocol/isr_loop.py:isr_round:remove-condition:"
              "replica.role != LEADER->False#1")
