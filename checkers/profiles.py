@@ -24,7 +24,7 @@ Spec keys read (as the harness writes them in ``spec.json``; every key is option
 ==========================  =================================================================================
 
 Which faults ran comes from the history: nemesis completions of type ``ok`` (``value.effective`` true when
-present) of ``f`` in ``power-loss``/``lose-unsynced`` (lossy: B4) and ``elect-unclean``; when the history
+present) of ``f`` in ``power-loss``/``lose-unsynced``/``crash-lossy`` (lossy: B4) and ``elect-unclean``; when the history
 has no nemesis ops, the requested ``nemesis`` families are assumed to have run.
 
 Decision (first match wins) for the **loss family** (anomalies a lost or rewritten log suffix produces):
@@ -35,12 +35,14 @@ or expected for an LRS reproduction; ``kip966`` -> forbidden (K9), unless within
 otherwise forbidden.
 
 Loss windows (``loss_windows``): a lossy fault exposes each node it hit (its completion's ``nodes``) from
-its invocation until the node has had time to fetch back what it lost: ``power-loss`` restarts the node
-inside its op, so the window ends at the op's completion plus ``replica_lag_time_max_ms`` (the time a
+its invocation until the node has had time to fetch back what it lost: ``power-loss`` and ``crash-lossy``
+restart the node inside their op, so the window ends at the op's completion plus ``replica_lag_time_max_ms`` (the time a
 restarted replica has to catch up before the leader counts it as lagging, L14); after ``lose-unsynced``
 the process keeps running and the loss shows at its next restart, so the window lasts until an ok
 ``start``/``heal``/``power-loss`` completion naming the node, plus the same allowance (else to the end of
-the history). A node's partitions are the keys of its ``leo_before`` evidence when present, else all.
+the history). A node's partitions are the keys of its ``leo_before`` evidence when present, else all; a
+node whose evidence shows no partition log (the controller) or no dropped byte (``dropped_bytes`` 0) lost
+no replica's data and opens no window.
 Losses that heal before the next one starts never add up: one replica at a time cannot lose a write
 that MinISR replicas acknowledged. Without node names in the history (nemesis ops absent or without
 evidence) the total number of lossy faults is compared with ``min_isr`` instead. ``unseen`` follows the loss family when the
@@ -81,7 +83,8 @@ LOSS_FAMILY = (
     "poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll", "nonmonotonic-send",
     "int-nonmonotonic-send", "G0-realtime", "G1c-realtime",
 )
-LOSSY_FS = ("power-loss", "lose-unsynced")
+LOSSY_FS = ("power-loss", "lose-unsynced", "crash-lossy")
+RESTARTING_LOSSY_FS = ("power-loss", "crash-lossy")  # the node is back up when the op completes
 DEFAULT_LAG_MS = 10_000  # replica.lag.time.max.ms when the spec does not say (the spec's default)
 LRS_NAMES = ("last-replica-standing", "lrs")
 # What Jepsen's Kafka checker lets pass by default (allowed-error-types), in kraftcheck's kinds; G1c and
@@ -158,10 +161,13 @@ def loss_windows(spec: dict, ops: list[dict]) -> list[LossWindow] | None:
             return None
         start = invoked.pop(f, t)
         leo_before = value.get("leo_before") or {}
+        dropped = value.get("dropped_bytes") or {}
         for node in nodes:
             keys = leo_before.get(node)
+            if (isinstance(keys, dict) and not keys) or dropped.get(node) == 0:
+                continue  # no partition log there, or nothing unsynced to lose
             parts = frozenset(_partition_of(k) for k in keys) if isinstance(keys, dict) and keys else None
-            if f == "power-loss":
+            if f in RESTARTING_LOSSY_FS:
                 windows.append(LossWindow(node, start, t + allowance, parts))
             elif node not in open_unsynced:
                 open_unsynced[node] = (start, parts)

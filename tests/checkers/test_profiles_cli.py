@@ -272,3 +272,24 @@ def test_lose_unsynced_lasts_until_the_node_restarts():
     healed = lossy_op("lose-unsynced", ["n1"], 10, 10.1) + heal(["n1"], 20) + \
         lossy_op("power-loss", ["n2"], 40, 42, 210)
     assert derive_profile(KIP, healed, has_final=True)["statuses"]["lost-write"] == "forbidden"
+
+
+def test_crash_lossy_counts_as_a_lossy_fault_with_its_own_window():
+    # two crash-lossy ops on replicas of one partition whose windows overlap: beyond KIP-966's tolerance
+    ops = lossy_op("crash-lossy", ["b1"], 10, 12) + lossy_op("crash-lossy", ["b2"], 12.5, 14, 210)
+    assert derive_profile(KIP, ops, has_final=True)["statuses"]["lost-write"] == "allowed"
+    apart = lossy_op("crash-lossy", ["b1"], 10, 12) + lossy_op("crash-lossy", ["b2"], 30, 32, 210)
+    assert derive_profile(KIP, apart, has_final=True)["statuses"]["lost-write"] == "forbidden"
+    # v3.5: a lossy crash is what Last Replica Standing needs
+    v35 = derive_profile({"variant": "v3.5", "min_isr": 2}, apart, has_final=True)
+    assert v35["statuses"]["lost-write"] == "known-issue"
+
+
+def test_a_lossy_crash_of_the_controller_or_with_nothing_dropped_opens_no_window():
+    controller = lossy_op("crash-lossy", ["controller"], 10, 12, partitions=())
+    nothing = lossy_op("crash-lossy", ["b2"], 12.5, 14, 210)
+    nothing[1]["value"]["dropped_bytes"] = {"b2": 0}
+    ops = controller + lossy_op("crash-lossy", ["b1"], 11, 13, 220) + nothing
+    assert derive_profile(KIP, ops, has_final=True)["statuses"]["lost-write"] == "forbidden"
+    nothing[1]["value"]["dropped_bytes"] = {"b2": 120}
+    assert derive_profile(KIP, ops, has_final=True)["statuses"]["lost-write"] == "allowed"

@@ -66,6 +66,17 @@ def test_crash_lossy_restart_loses_unsynced_data_and_then_kills_the_leader(clust
         assert then["started"] != then["killed"]
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None, reason="no FUSE")
+def test_crash_lossy_on_the_controller_is_effective_with_nothing_to_drop(cluster_with):
+    # the controller syncs every commit: a correct one loses nothing, and the crash and restart are the effect
+    run, pkg = cluster_with("crash-lossy")
+    done = pkg.execute(run, {"f": "crash-lossy", "value": {"target": "controller", "down_s": 2}})
+    value = done["value"]
+    assert value["nodes"] == ["controller"] and value["dropped_bytes"]["controller"] == 0, value
+    assert value["effective"] is True and run.host.is_running("controller")
+    assert value["started"]["controller"] != value["killed"]["controller"]
+
+
 def test_strand_leaves_an_out_of_sync_follower_alone_and_the_partition_waits_for_its_isr(cluster_with):
     run, pkg = cluster_with("strand")
     done = pkg.execute(run, {"f": "strand", "value": {"partition": 0, "down_s": 4}})
