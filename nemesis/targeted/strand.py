@@ -2,10 +2,11 @@
 
 ``strand`` ``{"partition": P (drawn when absent), "down_s": S}``:
 
-1. one follower of the partition's leader is cut off from the leader (both ways, through ``nemesis.net``),
-   while it still reaches the controller and the clients, until the controller's ISR no longer holds it
-   (the leader shrank the ISR after ``replica.lag.time.max.ms``); writes acknowledged from then on are on
-   the other replicas only;
+1. one follower of the partition's leader is cut off from every other replica (both ways, through
+   ``nemesis.net``), while it still reaches the controller and the clients, until the controller's ISR no
+   longer holds it (the leader shrank the ISR after ``replica.lag.time.max.ms``); writes acknowledged from
+   then on are on the other replicas only. Cut from the leader alone, it would catch up from whichever
+   ISR member leads once the leader has stopped, and rejoin the ISR before the last member stops;
 2. every other replica of the partition is stopped (SIGTERM, a controlled shutdown), so no ISR member is
    alive. A clean stop rather than kill -9: under KIP-966 a broker that crashed leaves the ELR when it
    registers again (K4), so after a kill of every ISR member the partition would stay leaderless for good
@@ -15,9 +16,10 @@
    controller that elects uncleanly anyway) the follower leads and the writes it missed are gone;
 4. the stopped replicas are started again. Within its op.
 
-Evidence: the follower, the ISR before the cut and once it was shrunk (``isr_shrunk``), the stops and
-restarts, the cut's and the heal's own evidence. ``effective``: the ISR shrank without the follower, every
-other replica was stopped, the cut was removed and the stopped replicas run again.
+Evidence: the follower, the ISR before the cut and once it was shrunk (``isr_shrunk``), the partition's
+state once every other replica was down (``state_all_down``), the stops and restarts, the cut's and the
+heal's own evidence. ``effective``: the ISR shrank without the follower, every other replica was stopped
+while the follower was still out of the ISR, the cut was removed and the stopped replicas run again.
 """
 
 from __future__ import annotations
@@ -71,17 +73,20 @@ class StrandNemesis:
         stranded_id = run.cluster.node_id(stranded)
         evidence: dict[str, Any] = {"partition": partition, "leader": leader, "stranded": stranded,
                                     "isr_before": state["isr"]}
-        cut = self.net.invoke(run, {"f": "start-partition", "value": {
-            "topology": "strand", "edges": [[leader, stranded], [stranded, leader]]}})
+        others = [n for n in replicas if n and n != stranded]
+        edges = [edge for other in others for edge in ([other, stranded], [stranded, other])]
+        cut = self.net.invoke(run, {"f": "start-partition", "value": {"topology": "strand", "edges": edges}})
         evidence["cut"] = cut.get("value")
         shrunk = self._wait_out_of_isr(run, topic, partition, stranded_id)
         evidence["isr_shrunk"] = shrunk
-        others = [n for n in replicas if n and n != stranded]
         stopped: dict[str, Any] = {}
         if shrunk is not None:
             for node in others:
                 stopped[node] = run.host.pid(node)
                 run.cluster.stop_node(node)
+        down_state = self._state(run, topic, partition) if stopped else None
+        evidence["state_all_down"] = down_state
+        still_out = down_state is not None and stranded_id not in down_state["isr"]
         healed = self.net.invoke(run, {"f": "stop-partition"})
         evidence["healed"] = healed.get("value")
         evidence["stopped"] = stopped
@@ -98,7 +103,7 @@ class StrandNemesis:
         if errors:
             evidence["errors"] = errors
         evidence["effective"] = bool(
-            shrunk is not None and all_down and not errors
+            shrunk is not None and all_down and still_out and not errors
             and (healed.get("value") or {}).get("effective", True) is not False
             and all(run.host.is_running(n) for n in stopped))
         return evidence

@@ -86,6 +86,9 @@ def test_strand_leaves_an_out_of_sync_follower_alone_and_the_partition_waits_for
     stranded_id = run.cluster.node_id(stranded)
     assert stranded_id in value["isr_before"] and stranded_id not in value["isr_shrunk"]
     assert stranded not in value["stopped"] and set(value["stopped"]) == set(run.cluster.brokers()) - {stranded}
+    # cut off from every other replica, it could not catch up from the next leader while they stopped
+    assert value["cut"]["edges"] == 2 * len(value["stopped"])
+    assert stranded_id not in value["state_all_down"]["isr"] and value["state_all_down"]["leader"] == -1
     assert all(run.host.is_running(n) for n in run.cluster.brokers())
     assert not run.host.rules_in_place()
     # Unclean election is off: the out-of-sync follower was not elected over the ISR, so the partition
