@@ -35,6 +35,9 @@ from nemesis.base import NemesisUnsupported, host_label
 from nemesis.targeted.aim import broker_ids, node_of, topic_of
 from nemesis.targeted.plans import CHURNS
 
+# How long an admin call is retried on fresh clients before the churn op gives up (and ends info).
+ASK_TIMEOUT_S = 15.0
+
 
 def plan_churn(kind: str, replicas: list[int], leader: int | None, brokers: list[int],
                rng: random.Random) -> tuple[list[list[int]], int | None]:
@@ -105,10 +108,24 @@ class ChurnNemesis:
                 return {**out, "error": error} if error else out
             time.sleep(0.3)
 
+    def _ask(self, run: Any, call: str, *args: Any) -> Any:
+        """``self.admin.<call>(run, *args)``, again on a fresh client while it fails for up to
+        ``ASK_TIMEOUT_S``: the client may still hold a connection to a broker an earlier fault killed or cut
+        (socket disconnected, unknown broker id). The last failure is raised."""
+        deadline = time.monotonic() + ASK_TIMEOUT_S
+        while True:
+            try:
+                return getattr(self.admin, call)(run, *args)
+            except Exception:
+                self.admin.teardown(run)
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+
     def _churn(self, run: Any, value: dict) -> dict:
         topic = self._topic(run, value)
         rng = random.Random(value.get("pick", 0))
-        state = self.admin.describe(run, topic)
+        state = self._ask(run, "describe", topic)
         partition = int(value["partition"]) if value.get("partition") is not None else rng.choice(sorted(state))
         before = state[partition]
         brokers = broker_ids(run)
@@ -124,7 +141,8 @@ class ChurnNemesis:
             return {**out, "effective": False, "skipped": f"{kind} impossible with {before['replicas']}"}
         accepted = True
         for i, target in enumerate(steps):
-            error = self.admin.alter(run, topic, {partition: target}, True).get(partition, "NO_ANSWER")
+            # the same target again is harmless if a first attempt did land
+            error = self._ask(run, "alter", topic, {partition: target}, True).get(partition, "NO_ANSWER")
             step = {"target": target, "error": error}
             accepted = accepted and error is None
             last = i == len(steps) - 1
@@ -151,9 +169,9 @@ class ChurnNemesis:
         return topic_of(run, value)
 
     def _cancel(self, run: Any, topic: str, partition: int) -> dict:
-        ongoing = self.admin.ongoing(run, topic).get(partition)
-        error = self.admin.alter(run, topic, {partition: None}, True).get(partition, "NO_ANSWER")
-        after = self.admin.ongoing(run, topic).get(partition)
+        ongoing = self._ask(run, "ongoing", topic).get(partition)
+        error = self._ask(run, "alter", topic, {partition: None}, True).get(partition, "NO_ANSWER")
+        after = self._ask(run, "ongoing", topic).get(partition)
         return {"was_ongoing": ongoing, "error": error, "ongoing_after": after,
                 "effective": ongoing is not None and error is None and after is None}
 

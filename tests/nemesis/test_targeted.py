@@ -121,3 +121,32 @@ def test_strike_draws_are_seeded_and_sensible():
     assert draws == [draw_strike(random.Random(i))[1] for i in range(50)]
     assert {d["trigger"] for d in draws} == {"isr-expand", "leader-epoch", "reassignment", "truncate"}
     assert all(d["victim"] in ("leader", "joining", "controller") for d in draws)
+
+
+def test_churn_asks_again_on_a_fresh_admin_client_while_a_call_fails(monkeypatch):
+    from nemesis.targeted import churn as churn_module
+
+    class FlakyAdmin:
+        """Fails like a client still connected to a killed broker, then answers."""
+
+        def __init__(self, failures):
+            self.failures, self.teardowns = failures, 0
+
+        def describe(self, run, topic):
+            if self.failures:
+                self.failures -= 1
+                raise ConnectionError("socket disconnected")
+            return {0: {"replicas": [1, 2, 3]}}
+
+        def teardown(self, run):
+            self.teardowns += 1
+
+    monkeypatch.setattr(churn_module.time, "sleep", lambda s: None)
+    nemesis = churn_module.ChurnNemesis()
+    nemesis.admin = FlakyAdmin(failures=2)
+    assert nemesis._ask(None, "describe", "queue") == {0: {"replicas": [1, 2, 3]}}
+    assert nemesis.admin.teardowns == 2
+    monkeypatch.setattr(churn_module, "ASK_TIMEOUT_S", 0.0)
+    nemesis.admin = FlakyAdmin(failures=5)
+    with pytest.raises(ConnectionError):
+        nemesis._ask(None, "describe", "queue")
