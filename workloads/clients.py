@@ -13,9 +13,9 @@ classifies every outcome as ``ok``, ``fail`` (certainly did not happen) or ``inf
   (every new assignment starts from the beginning). Completes ``{key: [[offset, value], ...]}``. A poll
   that raises is ``info``: the consumer's position may have moved, so the process is retired.
 - assign: re-assigns the consumer to ``[keys]``.
-- final read (``poll`` with ``"final": true``): a fresh consumer assigned every partition, seeked to the
-  beginning, reading until its position reaches the end offset (the high watermark, via ListOffsets)
-  of every partition. Complete reads are ``ok``; if the end is not reached in time the op is ``info``.
+- final read (``poll`` with ``"final": true``): a fresh consumer assigned every partition (or the op's
+  ``keys``), seeked to the beginning, reading until its position reaches the end offset (the high
+  watermark, via ListOffsets) of every partition. Complete reads are ``ok``; if the end is not reached in time the op is ``info``.
 
 Keys are partition numbers of one topic; values are run-unique integers written as decimal text.
 """
@@ -187,13 +187,21 @@ class QueueClient:
         """Read every partition from the beginning up to its end offset, on a dedicated consumer."""
 
         deadline = time.monotonic() + self.op_timeout_s * 0.9
-        keys = list(range(int(self.spec["keys"])))
+        keys = list(op["keys"]) if op.get("keys") is not None else list(range(int(self.spec["keys"])))
+        if not keys:
+            return dict(op, type="info", value=None, error="no partition to read")
         partitions = [TopicPartition(self.topic, k) for k in keys]
         consumer = self._new_consumer()
         try:
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
-            ends = consumer.end_offsets(partitions, timeout_ms=int(max(1.0, deadline - time.monotonic()) * 1000))
+            try:
+                ends = consumer.end_offsets(partitions,
+                                            timeout_ms=int(max(1.0, deadline - time.monotonic()) * 1000))
+            except (errors.KafkaError, KeyError) as exc:
+                # no end offset for a partition without a leader (kafka-python raises KeyError for one it
+                # got no answer for): nothing was read, so the op is retried
+                return dict(op, type="info", value=None, error=f"final read: end offsets unknown: {exc!r}")
             read: dict[str, list[list[Any]]] = {str(k): [] for k in keys}
             while True:
                 pending = [tp for tp in partitions if _position(consumer, tp, deadline) < ends[tp]]

@@ -3,7 +3,8 @@
 Main phase: every process draws ops from ``QueueOps`` (send / poll / assign, seeded), staggered to the
 spec's ``rate`` and cut at ``time_limit_s``. Final phase (after the runner healed every fault and the
 cluster recovered): one ``poll`` marked ``"final": true`` on a fresh consumer reads every partition from
-offset 0 up to its high watermark; if it cannot finish (the cluster is still recovering) it completes
+offset 0 up to its high watermark (when recovery gave up, only the partitions that have a leader, listed
+in the op's ``keys``); if it cannot finish (the cluster is still recovering) it completes
 ``info`` and is retried by a fresh process until ``final_read_timeout_s`` runs out. The checkers treat the
 ops with ``"final": true`` as the final reads ("every ok send is readable at its acknowledged offset").
 """
@@ -26,14 +27,15 @@ def main_generator(spec: dict[str, Any]) -> Generator:
     return TimeLimit(Stagger(ops, float(spec["rate"])), float(spec["time_limit_s"]))
 
 
-def final_read_op() -> dict[str, Any]:
-    """The invocation of one final read (every partition from the beginning)."""
-    return dict(FINAL_READ)
+def final_read_op(keys: list[int] | None = None) -> dict[str, Any]:
+    """The invocation of one final read: every partition from the beginning, or only ``keys``."""
+    return dict(FINAL_READ) if keys is None else {**FINAL_READ, "keys": list(keys)}
 
 
 def final_generator(spec: dict[str, Any]) -> Generator:
-    """One attempt of the final phase: a single final read."""
-    return Once(final_read_op())
+    """One attempt of the final phase: a single final read (of the spec's ``final_read_keys`` when the
+    runner narrowed it to the partitions that have a leader)."""
+    return Once(final_read_op(spec.get("final_read_keys")))
 
 
 def client_factory(spec: dict[str, Any], cluster: Any, run: Any = None,
