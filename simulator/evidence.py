@@ -6,11 +6,15 @@ simulator can. Every ``CHECK_EVERY_MS`` of simulated time (between steps, when e
 has been traced) and at the end of a run, it compares the newest event of each kind that describes a
 piece of state with that state, on every node that runs:
 
+- each ``election`` event of the controller against the partition changes traced just before it (the
+  leaders, the previous ISR, and the type: clean from the ISR, elr from the ELR, unclean otherwise): one
+  for every change that gave a partition a new leader, and none for any other change;
 - the controller's ``registered`` / ``fenced`` / ``unfenced`` / ``broker_registration_change`` events
   against its registrations (epoch, fenced);
 - its ``metadata_applied`` events against each partition's state (every field the event carries);
 - each broker's own lifecycle events (``broker_state``, ``registered``, ``fenced``, ``unfenced``) against its
   lifecycle's state, fencing and epoch;
+- at the end, each replica's ``log_summary`` (log end, high watermark) against its log;
 - each replica's ``role``, ``hwm`` and ``leo`` events against its role, leader epoch, high watermark and
   log end (a restart starts over from the log and HWM checkpoint it traces at recovery).
 
@@ -40,6 +44,10 @@ class LastEvents:
         self.registration: dict[int, dict[str, Any]] = {}     # broker -> newest controller registration event
         self.epoch: dict[int, int] = {}                       # broker -> epoch of its newest ``registered``
         self.controller_partition: dict[int, dict[str, Any]] = {}
+        self.before_change: dict[int, dict[str, Any]] = {}  # the state before the newest change
+        self.awaiting_election: set[int] = set()  # partitions whose newest change elected a leader
+        self.contradictions: list[str] = []  # events that contradict the events before them
+        self.end_summaries: dict[tuple[int, int], dict[str, Any]] = {}  # (broker, partition) -> its last summary
         self.replica: dict[tuple[str, int, int], dict[str, Any]] = {}  # (kind, broker, partition) -> event
         self.lifecycle: dict[int, dict[str, Any]] = {}  # broker -> state, fenced, epoch as its own events say
 
@@ -52,10 +60,15 @@ class LastEvents:
                 if kind == "registered":
                     self.epoch[event["broker"]] = event.get("broker_epoch")
             elif kind == "metadata_applied":
-                self.controller_partition[event.get("partition")] = event
+                self._partition_state(event)
+            elif kind == "election":
+                self._election(event)
             return
         if kind in LIFECYCLE_KINDS and event.get("partition") is None and event.get("broker") is not None:
             self._lifecycle(kind, event)
+            return
+        if kind == "log_summary" and event.get("reason") == "end":
+            self.end_summaries[(int(event["replica"]), event["partition"])] = event
             return
         if kind in ("role", "hwm", "leo", "log_deleted", "truncate") and event.get("partition") is not None:
             at = (int(event["replica"]), event["partition"])
@@ -75,6 +88,41 @@ class LastEvents:
             self.replica[(kind, *at)] = event
 
 
+    def _partition_state(self, event: dict[str, Any]) -> None:
+        p = event.get("partition")
+        if p in self.awaiting_election:
+            self.contradictions.append(f"controller: partition {p}'s leader changed to "
+                                       f"{self.controller_partition[p].get('leader')} without an election event")
+            self.awaiting_election.discard(p)
+        before = self.controller_partition.get(p)
+        if before is not None:
+            self.before_change[p] = before
+            leader = event.get("leader")
+            if leader != before.get("leader") and leader is not None and leader >= 0:
+                self.awaiting_election.add(p)
+        self.controller_partition[p] = event
+
+    def _election(self, event: dict[str, Any]) -> None:
+        """An election event must describe the change just traced: its leaders and previous ISR, and its
+        type by where the new leader was before (ISR: clean, ELR: elr, neither: unclean)."""
+        p = event.get("partition")
+        before, after = self.before_change.get(p), self.controller_partition.get(p)
+        self.awaiting_election.discard(p)
+        if before is None or after is None:
+            self.contradictions.append(f"controller: election event for partition {p} without a change before it")
+            return
+        leader = after.get("leader")
+        if leader is None or leader < 0 or leader == before.get("leader"):
+            self.contradictions.append(f"controller: election event for partition {p} whose leader went from "
+                                       f"{before.get('leader')} to {leader}")
+            return
+        kind = "clean" if leader in before.get("isr", []) else "elr" if leader in before.get("elr", []) else "unclean"
+        claimed = (event.get("leader"), event.get("previous_leader"), event.get("previous_isr"), event.get("type"))
+        actual = (leader, before.get("leader"), before.get("isr"), kind)
+        if claimed != actual:
+            self.contradictions.append(f"controller: partition {p}'s election event says (leader, previous leader, "
+                                       f"previous ISR, type) {claimed}, the changes traced say {actual}")
+
     def _lifecycle(self, kind: str, event: dict[str, Any]) -> None:
         seen = self.lifecycle.setdefault(event["broker"], {})
         if kind == "broker_state":
@@ -91,9 +139,9 @@ def mismatches(world: Host, last: LastEvents) -> list[str]:
     """What the newest events say that the nodes' state contradicts (empty: the trace tells the truth)."""
     controller = world.nodes[CONTROLLER_ID]
     if controller.dead:
-        return []
+        return list(last.contradictions)
     core = controller.core
-    out: list[str] = []
+    out: list[str] = list(last.contradictions)
     for b, reg in sorted(core.brokers.items()):
         ev = last.registration.get(b)
         fenced = None if ev is None else _fenced(ev)
@@ -111,6 +159,25 @@ def mismatches(world: Host, last: LastEvents) -> list[str]:
         broker = world.nodes[b]
         if not broker.dead:
             out += _broker_mismatches(world, b, broker, last)
+    return out
+
+
+def summary_mismatches(world: Host, last: LastEvents) -> list[str]:
+    """At the end of a run, with log summaries on: every running replica traced one (``reason: end``) whose
+    log end and high watermark are its own (I4 and I16 judge the logs by these summaries)."""
+    if not world.options.trace_log_summaries:
+        return []
+    out = []
+    for b in world.broker_ids:
+        broker = world.nodes[b]
+        if broker.dead:
+            continue
+        for (_topic, partition), replica in sorted(broker.replicas.items()):
+            ev = last.end_summaries.get((b, partition))
+            actual = (replica.log_end_offset, min(replica.high_watermark, replica.log_end_offset))
+            if ev is None or (ev.get("leo"), ev.get("hwm")) != actual:
+                out.append(f"broker {b}: partition {partition}'s log (LEO, HWM) is {actual}, its end-of-run "
+                           f"summary says {ev and (ev.get('leo'), ev.get('hwm'))}")
     return out
 
 

@@ -12,6 +12,7 @@ healed, every node running again) the world waits, up to ``SimOptions.converge_m
   one (unless cancelled later), unless it is legitimately leaderless:
   KIP-966 with an empty ISR and an empty ELR (K10: without unclean election nobody may lead it, and its
   reassignment can neither finish nor be reverted);
+- exactly its assigned brokers host it (a replica removed by a reassignment has deleted its log, T1);
 - every broker's image names the controller's leader and leader epoch for it, the leader's replica leads in
   that epoch, its ISR holds every assigned replica, every replica's log ends where the leader's does and
   the leader's high watermark is its log end.
@@ -98,6 +99,9 @@ def _partition_unmet(world: Host, brokers: dict[int, Any], topic_id: str, partit
     if problems:
         return problems
     key = (world.topic, partition)
+    hosting = sorted(b for b, broker in brokers.items() if key in broker.replicas or key in broker.disk.logs)
+    if hosting != sorted(state.replicas):
+        return [f"{name}: hosted (replica or log) on brokers {hosting}, assigned to {sorted(state.replicas)}"]
     leader = brokers[state.leader].replicas.get(key)
     if leader is None or leader.role != LEADER or leader.leader_epoch != state.leader_epoch:
         return [f"{name}: broker {state.leader} does not lead it in epoch {state.leader_epoch}"]

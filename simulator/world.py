@@ -313,6 +313,9 @@ class World:
                 if broker is not None and not broker.dead:
                     broker.trace_logs("end")  # I4/I16 on the logs as the run leaves them
             self._check_evidence()
+            wrong = evidence.summary_mismatches(self, self.last_events)
+            if wrong:
+                raise _SelfCheck(evidence.RULE, "the trace contradicts the nodes' state: " + "; ".join(wrong[:3]))
             unread = sorted(self._written - self.clients.final_read)
             if unread:
                 raise _SelfCheck(liveness.RULE, f"a converged cluster did not serve the final read of partition(s) "
