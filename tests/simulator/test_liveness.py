@@ -122,3 +122,60 @@ def test_a_reassignment_accepted_but_never_carried_out_is_a_liveness_finding(mon
     result = simulate(seed, options)
     assert result.finding is not None and result.finding.rule == "liveness", result.finding
     assert "was accepted" in result.finding.detail
+
+
+def _patched_record_events(monkeypatch, change):
+    from reference_impl.protocol import controller_loop
+
+    record_events = controller_loop.controller_record_events
+
+    def patched(controller, record, offset, before=None):
+        return change(record_events(controller, record, offset, before))
+
+    monkeypatch.setattr(controller_loop, "controller_record_events", patched)
+
+
+def test_an_election_event_of_the_wrong_type_is_a_trace_finding(monkeypatch):
+    def mislabel(events):
+        return [dict(ev, type="unclean") if ev["kind"] == "election" else ev for ev in events]
+
+    _patched_record_events(monkeypatch, mislabel)
+    result = simulate(0, SimOptions(variant="kip966"))
+    assert result.finding is not None and result.finding.rule == "trace", result.finding
+    assert "election event" in result.finding.detail
+
+
+def test_a_new_leader_without_an_election_event_is_a_trace_finding(monkeypatch):
+    _patched_record_events(monkeypatch, lambda events: [ev for ev in events if ev["kind"] != "election"])
+    result = simulate(0, SimOptions(variant="kip966"))
+    assert result.finding is not None and result.finding.rule == "trace", result.finding
+    assert "without an election event" in result.finding.detail
+
+
+def test_a_replica_removed_by_a_reassignment_that_keeps_its_log_is_a_liveness_finding(monkeypatch):
+    from reference_impl.protocol.replica_messages import DeleteLog
+
+    apply_metadata = replica_module.PartitionReplica.apply_metadata
+
+    def never_delete(self, state, now_ms):
+        return [a for a in apply_metadata(self, state, now_ms) if not isinstance(a, DeleteLog)]
+
+    monkeypatch.setattr(replica_module.PartitionReplica, "apply_metadata", never_delete)
+    options = SimOptions(variant="kip966", reassignment_mode="incremental", brokers=4)
+    result = simulate(0, options)
+    assert result.finding is not None and result.finding.rule == "liveness", result.finding
+    assert "hosted" in result.finding.detail
+
+
+def test_an_end_of_run_log_summary_that_is_not_the_log_is_a_trace_finding(monkeypatch):
+    emit = replica_module.PartitionReplica._emit
+
+    def stale_end_summary(self, kind, **attrs):
+        if kind == "log_summary" and attrs.get("reason") == "end":
+            attrs = dict(attrs, leo=attrs["leo"] + 1)
+        emit(self, kind, **attrs)
+
+    monkeypatch.setattr(replica_module.PartitionReplica, "_emit", stale_end_summary)
+    result = simulate(0, SimOptions(variant="kip966", faults=()))
+    assert result.finding is not None and result.finding.rule == "trace", result.finding
+    assert "end-of-run summary" in result.finding.detail
