@@ -18,8 +18,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nemesis.net import NetNemesis
 from nemesis.targeted.aim import leader_node, topic_of
+from nemesis.targeted.netmember import NetMember
 from nemesis.targeted.plans import CUTS
 
 
@@ -36,21 +36,10 @@ def cut_edges(kind: str, leader: str, follower: str | None, controller: str | No
     raise ValueError(f"unknown cut {kind!r}; known: {', '.join(CUTS)}")
 
 
-class CutNemesis:
+class CutNemesis(NetMember):
     """start-cut / stop-cut (see the module docstring)."""
 
     FS = {"start-cut", "stop-cut"}
-
-    def __init__(self) -> None:
-        self.net = NetNemesis()
-
-    def fs(self) -> set[str]:
-        """The op names handled here."""
-        return set(self.FS)
-
-    def setup(self, run: Any) -> None:
-        """Refuse as ``nemesis.net`` does (no NetworkRules, or rules cannot be installed here)."""
-        self.net.setup(run)
 
     def invoke(self, run: Any, op: dict) -> dict:
         """Install the cut (replacing one in place) or remove it; evidence from ``nemesis.net``."""
@@ -77,11 +66,3 @@ class CutNemesis:
         if not edges:
             done["value"]["effective"] = False
         return {**done, "f": op["f"], "value": {**done["value"], **extra}}
-
-    def heal_all(self, run: Any) -> dict:
-        """Remove every rule (``nemesis.net``'s heal)."""
-        return self.net.heal_all(run)
-
-    def teardown(self, run: Any) -> None:
-        """Remove every rule; never raises."""
-        self.net.teardown(run)

@@ -28,30 +28,22 @@ import random
 import time
 from typing import Any
 
-from nemesis.net import NetNemesis
 from nemesis.targeted.aim import leader_node, topic_of
+from nemesis.targeted.netmember import NetMember
 from nemesis.targets import broker_node
 
 POLL_S = 0.5
 
 
-class StrandNemesis:
+class StrandNemesis(NetMember):
     """strand (see the module docstring)."""
 
     FS = {"strand"}
 
     def __init__(self, down_s: float = 8.0, shrink_timeout_s: float = 40.0) -> None:
-        self.net = NetNemesis()
+        super().__init__()
         self.down_s = down_s
         self.shrink_timeout_s = shrink_timeout_s
-
-    def fs(self) -> set[str]:
-        """The op names handled here."""
-        return set(self.FS)
-
-    def setup(self, run: Any) -> None:
-        """Refuse as ``nemesis.net`` does (no NetworkRules, or rules cannot be installed here)."""
-        self.net.setup(run)
 
     def invoke(self, run: Any, op: dict) -> dict:
         """Strand one follower of the partition (module docstring); evidence as the op's value."""
@@ -124,11 +116,3 @@ class StrandNemesis:
                 return state["isr"]
             time.sleep(POLL_S)
         return None
-
-    def heal_all(self, run: Any) -> dict:
-        """Remove every rule (``nemesis.net``'s heal); killed replicas are restarted by the run's heal."""
-        return self.net.heal_all(run)
-
-    def teardown(self, run: Any) -> None:
-        """Remove every rule; never raises."""
-        self.net.teardown(run)
