@@ -46,7 +46,7 @@ BOOTSTRAP_LIMIT_MS = 10_000
 class _SelfCheck(InvariantViolation):
     """A check of the world failed (``rule``: I9 for the controller's self-check, I10 for a replica's,
     ``liveness`` for a cluster that does not converge after healing, ``trace`` for a trace that contradicts
-    the nodes' state at the end)."""
+    the nodes' state)."""
 
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
@@ -250,8 +250,10 @@ class World:
         self.at(self.t0 + o.duration_ms, self._final_phase)
         self.at(self.t0, self._check_evidence)
 
-    def _check_evidence(self) -> bool:
+    def _check_evidence(self, at_end: bool = False) -> bool:
         wrong = evidence.mismatches(self, self.last_events)
+        if at_end:
+            wrong += evidence.summary_mismatches(self, self.last_events)
         if wrong:
             raise _SelfCheck(evidence.RULE, "the trace contradicts the nodes' state: " + "; ".join(wrong[:3]))
         if not self.done:
@@ -312,10 +314,7 @@ class World:
                 broker = self.nodes.get(broker_id)
                 if broker is not None and not broker.dead:
                     broker.trace_logs("end")  # I4/I16 on the logs as the run leaves them
-            self._check_evidence()
-            wrong = evidence.summary_mismatches(self, self.last_events)
-            if wrong:
-                raise _SelfCheck(evidence.RULE, "the trace contradicts the nodes' state: " + "; ".join(wrong[:3]))
+            self._check_evidence(at_end=True)
             unread = sorted(self._written - self.clients.final_read)
             if unread:
                 raise _SelfCheck(liveness.RULE, f"a converged cluster did not serve the final read of partition(s) "
