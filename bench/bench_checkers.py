@@ -2,9 +2,9 @@
 
 Prints figures, asserts nothing. ``python bench/bench_checkers.py [--sizes 100000,1000000] [--seed 1]
 [--repeat N] [--history FILE]``.
-Each size: generate a valid history (checkers/synth.py; ~2 lines per client op, 4 keys, 5 processes,
+Each size: generate a valid history (tests/support/synth.py; ~2 lines per client op, 4 keys, 5 processes,
 info/fail/txn ops, final phase), write it as JSONL, then time separately: reading the JSONL
-(harness.core.history.iter_history with json, and checkers.history_fast.read_ops with orjson, which
+(harness.history.iter_history with json, and checkers.history.jsonl.read_ops with orjson, which
 ``check_run`` uses), the queue anomalies without the cycle search, the cycle search, and the
 whole queue checker (anomalies + profile), and reading + checking together as ``check_run`` does, in
 one process and in two (the cycle search in a child forked before the read, which ``check_run`` does
@@ -29,12 +29,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from checkers.history_fast import read_ops  # noqa: E402
-from checkers.queue import QueueAnalysis, anomalies_of, no_gc, start_side  # noqa: E402
-from checkers.queue_checker import QueueChecker, find_anomalies  # noqa: E402
-from checkers.synth import synth_history  # noqa: E402
-from harness.core.history import iter_history  # noqa: E402
-from harness.core.verdict import word_of  # noqa: E402
+from checkers.history.jsonl import read_ops  # noqa: E402
+from checkers.parallel import start_side  # noqa: E402
+from checkers.queue import QueueAnalysis, anomalies_of, no_gc  # noqa: E402
+from checkers.queue.checker import QueueChecker, find_anomalies  # noqa: E402
+from harness.history import iter_history  # noqa: E402
+from harness.verdict import word_of  # noqa: E402
+from tests.support.synth import synth_history  # noqa: E402
 
 
 def timed(label: str, fn):
@@ -51,7 +52,7 @@ def parts(ops: list[dict]) -> None:
         a = timed("analysis (extract + version orders)", lambda: QueueAnalysis(ops, {"cycles": False}))
         found = timed("all non-cycle anomaly checks", lambda: anomalies_of(a))
         assert not any(found.values()), "a valid history must have no anomaly"
-        from checkers.queue_cycles import find_cycles
+        from checkers.queue.cycles import find_cycles
         timed("cycle search (G0/G1c + realtime)", lambda: find_cycles(a))
 
 

@@ -7,7 +7,7 @@ and ``kv/c*-{ok,bad}.txt`` (kv model, per-key partitioning), in-process (no subp
 parse and search time. Published porcupine figures for the same corpus on a 2-core machine
 (tests/data/porcupine/SOURCE.md): all etcd histories ~1.0 s in total, worst file 0.23 s;
 kv c50-ok 0.22 s. Kafka logs: one key, 5 concurrent producers/consumers, synthetic valid histories
-(checkers/synth.py, dense offsets), model kafka-log.
+(tests/support/synth.py, dense offsets), model kafka-log.
 
 Figures measured so far: docs/benchmarks.md.
 """
@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from checkers.linear.engine import check_partitions  # noqa: E402
 from checkers.linear.formats import load, to_partitions  # noqa: E402
-from checkers.synth import synth_history  # noqa: E402
-from harness.core.verdict import word_of  # noqa: E402
+from harness.verdict import word_of  # noqa: E402
+from tests.support.synth import synth_history  # noqa: E402
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "porcupine")
 ETCD_LINEARIZABLE = {2, 5, 7, 18, 25, 31, 38, 45, 48, 49, 51, 53, 56, 67, 75, 76, 80, 87, 92, 98, 100, 101, 102}

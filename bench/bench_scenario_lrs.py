@@ -19,9 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.app import scenarios  # noqa: E402
-from harness.app.commands.scenario import build_scenario_spec, environment_problem  # noqa: E402
-from harness.app.scenarios.script import ScriptedRunner  # noqa: E402
+from kraftcheck import scenarios  # noqa: E402
+from kraftcheck.commands.scenario import build_scenario_spec, environment_problem  # noqa: E402
+from kraftcheck.scenarios.script import ScriptedRunner  # noqa: E402
 
 
 def one_run(backend: str, variant: str, seed: int, root: str) -> None:

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     path = args.history
     if args.generate:
-        from spark_analysis.synth_stream import write_history
+        from tests.support.synth_stream import write_history
 
         path = os.path.join(args.dir, f"history_{args.generate}.jsonl")
         t = time.monotonic()

@@ -16,6 +16,7 @@ import time
 from kafka.record import MemoryRecordsBuilder
 
 from reference_impl.server import services as sv
+from reference_impl.server.apis.common import fetch_response
 from reference_impl.server.client_apis import ClientApiHandlers, build_server
 from reference_impl.server.wire import WireClient, codec, records
 
@@ -92,7 +93,7 @@ def main() -> None:
     stamp_rate = timed(lambda: records.assign_offsets(batch, 12345, 7), n)
     result = sv.FetchResult((sv.FetchPartitionResult("bench", 0, high_watermark=1, records=batch * 10),))
     encode_rate = timed(
-        lambda: codec.encode_response(ClientApiHandlers._fetch_response(12, result), 12, 1), n
+        lambda: codec.encode_response(fetch_response(12, result), 12, 1), n
     )
     pipelined, lat = asyncio.run(roundtrips(min(n, 2000)))
     lat.sort()

@@ -1,7 +1,7 @@
 """The checker protocol and composition (docs/interfaces.md).
 
 A checker is a pure function of (spec, history, traces). Verdicts compose by priority:
-``False`` (invalid) beats ``"unknown"`` beats ``True`` (valid), the rule of ``harness.core.verdict``,
+``False`` (invalid) beats ``"unknown"`` beats ``True`` (valid), the rule of ``harness.verdict``,
 which also turns them into a run's final verdict. A checker that raises yields ``"unknown"`` with the
 error, never a crash of the whole analysis.
 """
@@ -9,9 +9,11 @@ error, never a crash of the whole analysis.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from harness.core.verdict import combine
+from harness.checked_spec import CheckedSpec
+from harness.verdict import combine
 
 Verdict = bool | str  # True, False or "unknown"
 
@@ -22,7 +24,7 @@ class Checker(Protocol):
 
     name: str
 
-    def check(self, spec: dict[str, Any], history: list[dict], traces: list[dict]) -> dict[str, Any]:
+    def check(self, spec: CheckedSpec, history: list[dict], traces: list[dict]) -> dict[str, Any]:
         """Return at least ``{"valid": True | False | "unknown"}`` plus details naming the proving ops."""
 
 
@@ -31,8 +33,11 @@ def merge_valid(verdicts: list[Verdict]) -> Verdict:
     return combine(verdicts)
 
 
-def run_checker(checker: Checker, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
-    """Run one checker, turning an exception into an ``unknown`` result that carries the error."""
+def run_checker(checker: Checker, spec: CheckedSpec | Mapping | None, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+    """Run one checker, turning an exception into an ``unknown`` result that carries the error. The checker
+    is handed the checkers' view of the spec (``harness.checked_spec``); a spec key of the wrong type is a
+    ``SpecError`` here, not a checker's unknown."""
+    spec = CheckedSpec.of(spec)
     try:
         result = checker.check(spec, history, traces)
     except Exception as exc:  # a broken checker must not take the whole analysis down
@@ -43,7 +48,7 @@ def run_checker(checker: Checker, spec: dict, history: list[dict], traces: list[
     return result
 
 
-def compose(checkers: list[Checker], spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+def compose(checkers: list[Checker], spec: CheckedSpec | Mapping | None, history: list[dict], traces: list[dict]) -> dict[str, Any]:
     """Run every checker and merge: ``{"valid": ..., "checkers": {name: result}}``."""
     results = {c.name: run_checker(c, spec, history, traces) for c in checkers}
     return {"valid": merge_valid([r["valid"] for r in results.values()]), "checkers": results}

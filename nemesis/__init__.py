@@ -26,15 +26,17 @@ into real faults on the cluster's hosts and returns completions whose ``value`` 
   kill, kill -9 or pause fired within milliseconds of a protocol event read from the live trace,
   membership changes under kills and partitions, controller-only and one-way leader/follower cuts.
 
-Every nemesis reaches the nodes through host abilities only (``harness.core.interfaces``:
+Every nemesis reaches the nodes through host abilities only (``harness.interfaces``:
 ``Killable``, ``Pausable``, ``NetworkRules``, ``ClockSkew``, ``FuseMounts``, ``NodeExec``): it refuses at
 setup, with ``NemesisUnsupported``, when the host lacks one it needs, and never asks which backend it
 runs on, so a new backend implements abilities and changes no nemesis.
 
 ``nemesis.registry.build_package`` composes the members a run asks for into one nemesis with a seeded
-schedule and a final heal; ``nemesis.coverage`` turns a history into the requested / attempted / proven
+schedule (``nemesis.schedule``: one turn of each family first, then random subsets) and a final heal; the
+families, their ops and their members are one table, ``harness.faults.FAULT_FAMILIES``, whose names key the
+registry's start drawers; ``nemesis.coverage`` turns a history into the requested / attempted / proven
 table that caps the verdict at ``unknown`` when a requested fault never took effect. Every member heals
-in ``heal_all`` and releases in ``teardown``; ``harness.core.cleanup`` finds what a killed harness left behind
+in ``heal_all`` and releases in ``teardown``; ``harness.cleanup`` finds what a killed harness left behind
 (rules by comment tag, mounts by fsname, faketime files, processes by pid file).
 
 What it cannot see: a fault that took effect but had no consequence (a pause shorter than any timeout)

@@ -3,7 +3,7 @@
 At ``setup`` (before the cluster starts any node) the host's clock environment of every node
 (``ClockSkew.clock_env``) goes into ``run.node_env``, so every process the cluster starts for the node,
 and every restart, has a movable wall clock; an op then sets offsets with ``ClockSkew.set_clock_offset``.
-Both backends do it with libfaketime (``harness.core.hosts.faketime``): **monotonic time is NOT faked**.
+Both backends do it with libfaketime (``harness.hosts.faketime``): **monotonic time is NOT faked**.
 Only the wall clock (``time.time()``, ``CLOCK_REALTIME``) moves; ``time.monotonic_ns()`` stays the host's
 clock, so the nodes' trace times remain comparable with the history, and timeouts measured on the
 monotonic clock are unaffected (a fault that only skews wall-clock-based logic, as in Kafka, where
@@ -24,7 +24,8 @@ import shlex
 import time
 from typing import Any
 
-from harness.core.interfaces import ClockSkew, NodeExec
+from harness.interfaces import ClockSkew, NodeExec
+from harness.node_config import controller_names
 from nemesis.base import NemesisUnsupported, host_label
 from nemesis.targets import resolve_targets
 
@@ -32,13 +33,18 @@ _MEASURE = "import time;print(repr(time.time()))"
 
 
 def expected_nodes(run: Any) -> list[str]:
-    """Nodes that will run: the cluster's list when it exists, else the reference cluster's naming
-    (``controller``, ``b1``..``bN`` with N = ``spec["brokers"]``), since setup precedes the cluster."""
+    """Nodes that will run: the cluster's list when it exists, else the nodes the run planned before any
+    started (``run.planned_nodes``, from the system under test's description), else the reference
+    cluster's naming (``controller`` or ``c1``..``cK`` with K = ``spec.controllers``, ``b1``..``bN``),
+    since setup precedes the cluster."""
     cluster = getattr(run, "cluster", None)
     if cluster is not None and callable(getattr(cluster, "nodes", None)):
         return list(cluster.nodes())
-    brokers = int(run.spec.get("brokers", 3))
-    return ["controller", *[f"b{i}" for i in range(1, brokers + 1)]]
+    planned = getattr(run, "planned_nodes", None)
+    if planned:
+        return list(planned)
+    brokers = int(run.spec.brokers)
+    return [*controller_names(int(run.spec.controllers or 1)), *[f"b{i}" for i in range(1, brokers + 1)]]
 
 
 class ClockNemesis:

@@ -4,16 +4,17 @@ A green verdict for a fault that never happened is the worst outcome a harness c
 nemesis completion carries ``value.effective`` (true only with evidence: the pid gone, the rule in
 place and a connection across it refused, the offset measured inside the node, the bytes dropped, ...).
 ``coverage_table`` reads a history and counts, per family (the families and their ops are
-``harness.core.faults``):
+``harness.faults``):
 
-- ``requested``: whether the run asked for the family (``spec["nemesis"]``);
+- ``requested``: whether the run asked for the family (``spec.nemesis``, read by the one parser of
+  ``--nemesis``, ``harness.faults.requested_families``);
 - ``attempted``: fault invocations of the family in the history;
 - ``effective``: ``ok`` completions of those invocations with ``value.effective`` true;
 - ``failed``: completions that were ``fail``/``info`` or lacked evidence;
 - ``in_place_s``: seconds during which a fault of the family may have been in place (the union of its
-  ``harness.core.faults`` intervals, the same ones the report shades and Spark's statistics use).
+  ``harness.faults`` intervals, the same ones the report shades and Spark's statistics use).
 
-``harness.core.verdict`` turns the table into a cap on the run's verdict: a requested family with zero
+``harness.verdict`` turns the table into a cap on the run's verdict: a requested family with zero
 effective faults makes the run ``unknown`` (never ``valid``), with the reason.
 """
 
@@ -22,24 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.core.faults import F_FAMILY, MIXES, end_of, fault_timeline, nemesis_ops
-
-
-def requested_families(nemesis: Any) -> list[str]:
-    """Families named by a spec's ``nemesis`` field (a list or a comma-separated string; the mixes
-    ``all`` and ``targeted`` stand for their families)."""
-    if nemesis is None:
-        return []
-    names = nemesis.split(",") if isinstance(nemesis, str) else list(nemesis)
-    out: list[str] = []
-    for name in (n.strip() for n in names):
-        if not name or name == "none":
-            continue
-        expanded = list(MIXES.get(name, (name,)))
-        for family in expanded:
-            if family not in out:
-                out.append(family)
-    return out
+from harness.faults import F_FAMILY, end_of, fault_timeline, nemesis_ops, requested_families
 
 
 def coverage_table(ops: Iterable[dict], requested: Any,

@@ -32,10 +32,10 @@ import os
 import time
 from typing import Any
 
-from harness.core.interfaces import FuseMounts, NodeExec
-from nemesis.base import NemesisUnsupported, host_label
+from harness.interfaces import FuseMounts, NodeExec
+from nemesis.base import NemesisUnsupported, host_label, restart_nodes
 from nemesis.clock import expected_nodes
-from nemesis.targets import resolve_targets
+from nemesis.targets import data_nodes, resolve_targets
 
 CTL = ".lazyfs-ctl"
 STATUS = ".lazyfs-status"
@@ -118,10 +118,12 @@ class DiskNemesis:
     def invoke(self, run: Any, op: dict) -> dict:
         """Drop unsynced data (and for power loss kill -9 and restart) on the target nodes."""
         value = dict(op.get("value") or {})
-        nodes = [n for n in resolve_targets(run, value) if n in self.mounts]
+        nodes = [n for n in data_nodes(run, resolve_targets(run, value), value) if n in self.mounts]
         before = {n: self.status(run, n).get("dropped_bytes", 0) for n in nodes}
         state_before = {n: self.log_state(run, n) for n in nodes}
-        killed, started, errors = {}, {}, {}
+        killed: dict = {}
+        started: dict = {}
+        errors: dict = {}
         if op["f"] == "power-loss":
             for node in nodes:  # correlated: every target loses power before any comes back
                 killed[node] = run.cluster.kill_node(node)
@@ -129,11 +131,7 @@ class DiskNemesis:
             self._ctl(run, node, "drop")
         dropped = {n: self.status(run, n).get("dropped_bytes", 0) - before[n] for n in nodes}
         if op["f"] == "power-loss":
-            for node in nodes:
-                try:
-                    started[node] = run.cluster.restart_node(node)
-                except Exception as exc:  # the heal retries; the failure is evidence
-                    errors[node] = f"{type(exc).__name__}: {exc}"
+            started, errors = restart_nodes(run, nodes)  # a failure is evidence; the heal retries
         state_after = {n: self.log_state(run, n) for n in nodes}
         leo_before = {n: state_before[n].get("leo", {}) for n in nodes}
         leo_after = {n: state_after[n].get("leo", {}) for n in nodes}

@@ -1,8 +1,10 @@
 """Network partitions: one drop rule per directed edge, healed rule by rule, proven by TCP probes.
 
 ``start-partition`` ``{"topology": ...}`` computes the directed edges to drop (``nemesis.topology``), or
-takes them from ``{"edges": [[src, dst], ...]}``, and asks the host to ``block`` each one (``harness.core.interfaces.NetworkRules``; a one-way cut is a single
-edge). Where a rule lives and how it tells senders apart is the host's business: on docker, iptables in
+takes them from ``{"edges": [[src, dst], ...]}``, and asks the host to ``block`` each one (``harness.interfaces.NetworkRules``; a one-way cut is a single
+edge). ``isolate-group-coordinator`` / ``isolate-txn-coordinator`` cut the broker that leads the run's
+group-offsets or transaction-state partition (``nemesis.targets.coordinator_of``) from every other node,
+and name it in the evidence (``coordinator``). Where a rule lives and how it tells senders apart is the host's business: on docker, iptables in
 the receiving container's network namespace; on the local backend (root only), owner rules on the
 host's ``lo`` keyed by each node's group id. The clients are the node ``CLIENTS``. A new partition
 replaces the one in place, unless the op says ``"add": true`` (scripted scenarios widen a cut without the
@@ -19,11 +21,12 @@ The final heal also asks the host to remove any rule still carrying this run's t
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from harness.core.interfaces import NetworkRules
+from harness.interfaces import NetworkRules
 from nemesis.base import NemesisUnsupported, host_label
-from nemesis.targets import broker_node
+from nemesis.targets import COORDINATOR_TOPICS, broker_node, controller_nodes, coordinator_of
 from nemesis.topology import edges_for, grudge
 
 PROBE_SAMPLE = 4
@@ -51,7 +54,13 @@ class NetNemesis:
             raise NemesisUnsupported(problem)
 
     def _probes(self, run: Any, edges: list[tuple[str, str]]) -> dict[str, str]:
-        return {f"{s}->{d}": run.host.probe(s, d) for s, d in edges}
+        # At the same time: a probe across a cut waits out its connect timeout, and one after another they
+        # kept a partition's op (and a strand's or a cut's) waiting for seconds.
+        if not edges:
+            return {}
+        with ThreadPoolExecutor(max_workers=len(edges), thread_name_prefix="kraftcheck-probe") as pool:
+            outcomes = list(pool.map(lambda edge: run.host.probe(*edge), edges))
+        return {f"{s}->{d}": outcome for (s, d), outcome in zip(edges, outcomes, strict=True)}
 
     # -- ops -----------------------------------------------------------------------------------
     def invoke(self, run: Any, op: dict) -> dict:
@@ -71,9 +80,16 @@ class NetNemesis:
         except Exception:
             controller = None
         leader = None
-        if topology == "isolate-leader":
+        found = None
+        drawn = topology
+        if topology.startswith("isolate-") and topology[len("isolate-"):] in COORDINATOR_TOPICS:
+            # A coordinator is the leader of a state-topic partition: the same cut as isolate-leader,
+            # aimed at that partition's leader (or the fallback broker the evidence names).
+            found = coordinator_of(run, topology[len("isolate-"):], value)
+            leader, topology = found.get("node"), "isolate-leader"
+        elif topology == "isolate-leader":
             try:
-                leaders = cluster.leaders(value.get("topic") or run.spec.get("topic") or "queue")
+                leaders = cluster.leaders(value.get("topic") or run.spec.topic or "queue")
                 if leaders:
                     partition = sorted(leaders)[rng.randrange(len(leaders))]
                     if leaders[partition] is not None and leaders[partition] >= 0:
@@ -83,7 +99,15 @@ class NetNemesis:
         if value.get("edges"):  # explicit [[src, dst], ...] (scripted scenarios name the exact cut)
             edges = sorted({(str(s), str(d)) for s, d in value["edges"]})
         else:
-            edges = sorted(edges_for(topology, brokers, controller, rng, special=leader))
+            voters = controller_nodes(cluster)
+            others = [n for n in cluster.nodes() if n not in brokers and n != controller and n not in voters]
+            edges = sorted(edges_for(topology, brokers, controller, rng, special=leader, controllers=voters,
+                                     others=others))
+            if not edges and topology != "clients-brokers":
+                # Too few nodes for this topology (a system with one broker and no controller): the only
+                # partition left is between the clients and a broker; the evidence names both.
+                value["drawn_topology"], topology = drawn, "clients-brokers"
+                edges = sorted(edges_for(topology, brokers, controller, rng))
         errors = []
         installed = []
         for src, dst in edges:
@@ -99,13 +123,15 @@ class NetNemesis:
         probes = self._probes(run, sample)
         effective = bool(edges) and not errors and all(p == "timeout" for p in probes.values())
         evidence = {
-            "topology": topology,
+            "topology": drawn if found is not None and topology == "isolate-leader" else topology,
             "grudge": grudge(set(edges)),
             "edges": len(self.edges),
             "rules": run.host.rules_in_place(),
             "probes_during": probes,
             "effective": effective,
         }
+        if found is not None:
+            evidence["coordinator"] = found
         if errors:
             evidence["errors"] = errors
         return {**op, "type": "ok", "value": {**value, **evidence}}

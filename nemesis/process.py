@@ -2,8 +2,9 @@
 
 Ops (process ``"nemesis"``; the invoke value says what to hit, the completion value proves it):
 
-- ``kill``   ``{"target": one|minority|majority|all|leader|controller}`` -> SIGKILL through
-  ``Cluster.kill_node``; evidence ``killed: {node: pid}`` and that the pid no longer exists.
+- ``kill``   ``{"target": one|minority|majority|all|leader|controller|group-coordinator|txn-coordinator}``
+  -> SIGKILL through ``Cluster.kill_node``; evidence ``killed: {node: pid}`` and that the pid no longer
+  exists; a coordinator target adds ``coordinator`` (its state-topic partition and node, ``nemesis.targets``).
 - ``stop``   same targets -> SIGTERM (brokers do controlled shutdown, C8/C9, and write the clean-shutdown
   marker, K4), SIGKILL after a timeout; evidence: the pid and its exit status.
 - ``start``  restarts every node this nemesis took down (or ``nodes``); evidence: the new pids, alive.
@@ -24,9 +25,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from harness.core.interfaces import Killable, Pausable
+from harness.interfaces import Killable, Pausable
 from nemesis.base import NemesisUnsupported, host_label
-from nemesis.targets import resolve_targets
+from nemesis.targets import resolve_targets_explained
 
 
 def _wait(predicate, timeout_s: float, step_s: float = 0.05) -> bool:
@@ -71,10 +72,11 @@ class ProcessNemesis:
             nodes = list(value.get("nodes") or sorted(self.down))
         elif f == "resume":
             nodes = list(value.get("nodes") or sorted(self.paused))
-        else:
-            nodes = resolve_targets(run, value)
+        found: dict = {}
+        if f not in ("start", "resume"):
+            nodes, found = resolve_targets_explained(run, value)
         handler = getattr(self, f"_{f}")
-        evidence = handler(run, nodes)
+        evidence = {**found, **handler(run, nodes)}
         evidence["nodes"] = nodes
         evidence.setdefault("effective", bool(nodes) and all(evidence.get("per_node", {}).values()))
         return {**op, "type": "ok", "value": {**value, **evidence}}

@@ -6,33 +6,52 @@
   ``ProcessNemesis``; partitions ``NetNemesis``; clocks ``ClockNemesis``; fsync loss ``DiskNemesis``;
   admin ``AdminNemesis``; the targeted families of ``nemesis.targeted`` one member each, the lossy
   restart standing in for ``DiskNemesis`` when both are asked for);
-- ``schedule``: a seeded ``Schedule`` of ``(delay_s, invoke op)`` pairs;
+- ``schedule``: a seeded ``Schedule`` of ``(delay_s, invoke op)`` pairs (its first round gives every family
+  one turn);
 - ``run(run, deadline, stop)``: executes the schedule until the monotonic ``deadline`` (or ``stop`` is
   set), recording every invocation and completion in ``run.history`` with process ``"nemesis"``;
+- with ``coordinators`` (a subscribing or transactional workload), a share of the kill, stop, pause,
+  partition and admin turns is aimed at the group or transaction coordinator (``coordinator_drawers``);
 - ``heal(run)``: the final generator's work: one ``heal`` op whose completion carries every member's
   healing evidence (rules removed, clocks reset, processes resumed and restarted, mounts synced).
 
 The run pipeline calls ``setup`` before the cluster starts (the clock and disk nemeses prepare the
 node environment and mounts then), ``run`` in a thread, ``heal`` in the final phase and ``teardown``
 on every exit path.
+
+The families are the rows of ``harness.faults.FAULT_FAMILIES`` (the names, the ops, the heal op, the
+member's name, the weight). What needs nemesis code is here, keyed by the table's names: ``DRAWERS``
+(family -> how its start op is drawn) and ``MEMBERS`` (member name -> module and class).
 """
 
 from __future__ import annotations
 
 import importlib
+import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.faults import FAMILY_FS
+from harness.fault_time import DEFAULT_INTERVAL_S
+from harness.faults import FAMILY_FS, FAULT_FAMILIES, FINAL_HEAL, requested_families
 from nemesis.base import NemesisUnsupported
 from nemesis.compose import ComposedNemesis
-from nemesis.coverage import requested_families
 from nemesis.schedule import Family, Schedule, choice_start, multi_start
-from nemesis.targeted.plans import draw_churn, draw_crash_lossy, draw_cut, draw_strand, draw_strike
+from nemesis.targeted.plans import (
+    draw_churn,
+    draw_crash_lossy,
+    draw_cut,
+    draw_episodes,
+    draw_strand,
+    draw_strike,
+)
 
 PROCESS_TARGETS = ["one", "minority", "leader", "controller"]
+# With a controller quorum: a minority of the voters (fail-over, or nothing if the active one survives)
+# and a majority (no metadata progress until the heal).
+QUORUM_TARGETS = ["controller-minority", "controller-majority"]
 PARTITION_TOPOLOGIES = [
     "isolate-one",
     "halves",
@@ -45,8 +64,12 @@ PARTITION_TOPOLOGIES = [
     "brokers-controller",
     "clients-brokers",
 ]
+# With a controller quorum: the voters split (a minority cut from the majority), and a one-way cut
+# between the active controller and another voter.
+QUORUM_TOPOLOGIES = ["controllers-split", "controller-one-way"]
 
-# family -> (module, class); imported on demand so a missing optional part breaks only its family.
+# Member name (the family table's ``member`` column) -> (module, class); imported on demand so a missing
+# optional part breaks only its families.
 MEMBERS: dict[str, tuple[str, str]] = {
     "process": ("nemesis.process", "ProcessNemesis"),
     "partition": ("nemesis.net", "NetNemesis"),
@@ -58,96 +81,102 @@ MEMBERS: dict[str, tuple[str, str]] = {
     "churn": ("nemesis.targeted.churn", "ChurnNemesis"),
     "cut": ("nemesis.targeted.cuts", "CutNemesis"),
     "strand": ("nemesis.targeted.strand", "StrandNemesis"),
+    "episodes": ("nemesis.targeted.episodes", "EpisodesNemesis"),
 }
 # A member that serves another's ops too (the lossy restart extends the disk nemesis over the same mounts):
 # when both are wanted only the larger one is built, so the data directories are mounted once.
 SUPERSEDES = {"lossy": "disk"}
-FAMILY_MEMBER = {
-    "kill": "process",
-    "stop": "process",
-    "pause": "process",
-    "partition": "partition",
-    "clock": "clock",
-    "disk": "disk",
-    "admin": "admin",
-    "crash-lossy": "lossy",
-    "strike": "strike",
-    "churn": "churn",
-    "cut": "cut",
-    "strand": "strand",
+FAMILY_MEMBER: dict[str, str] = {name: row.member for name, row in FAULT_FAMILIES.items()}
+
+Drawer = Callable[[random.Random], tuple[str, dict]]
+
+# Family name (the family table's) -> how its start op is drawn. Every drawer returns one of the family's
+# ``starts``; a test holds this table to the family table.
+DRAWERS: dict[str, Drawer] = {
+    "kill": choice_start("kill", "target", PROCESS_TARGETS),
+    "stop": choice_start("stop", "target", PROCESS_TARGETS),
+    "pause": choice_start("pause", "target", PROCESS_TARGETS),
+    "partition": choice_start("start-partition", "topology", PARTITION_TOPOLOGIES),
+    "clock": multi_start([
+        choice_start("bump-clock", "target", ["one", "minority", "all"], max_ms=300_000),
+        choice_start("skew-clock", "target", ["minority", "majority", "all"], max_ms=60_000),
+        choice_start("strobe-clock", "target", ["one", "minority"], delta_ms=20_000, period_ms=500, duration_s=3),
+    ]),
+    # One node at a time in mixed runs; the correlated variant (several nodes) is asked for explicitly with
+    # target "majority"/"all".
+    "disk": choice_start("power-loss", "target", ["one", "leader"]),
+    "admin": multi_start([
+        choice_start("reassign", "kind", ["move", "move", "grow", "shrink", "grow-without-flag",
+                                          "shrink-without-flag"]),
+        choice_start("cancel-reassignment", "kind", ["any"]),
+        choice_start("elect-preferred", "kind", ["all"]),
+        choice_start("elect-unclean", "kind", ["all"]),
+        choice_start("set-reassignment-mode", "kind", ["incremental", "all-at-once", "parallel"]),
+    ]),
+    "crash-lossy": draw_crash_lossy,
+    "strike": draw_strike,
+    "churn": draw_churn,
+    "cut": draw_cut,
+    "strand": draw_strand,
+    "episodes": draw_episodes,
 }
 
 
-def families() -> dict[str, Family]:
-    """Every fault family with its start drawer and stop op."""
-    return {
-        "kill": Family(
-            "kill", choice_start("kill", "target", PROCESS_TARGETS), ("start", {}), 1.0, FAMILY_FS["kill"]
-        ),
-        "stop": Family(
-            "stop", choice_start("stop", "target", PROCESS_TARGETS), ("start", {}), 0.5, FAMILY_FS["stop"]
-        ),
-        "pause": Family(
-            "pause", choice_start("pause", "target", PROCESS_TARGETS), ("resume", {}), 1.0, FAMILY_FS["pause"]
-        ),
-        "partition": Family(
-            "partition",
-            choice_start("start-partition", "topology", PARTITION_TOPOLOGIES),
-            ("stop-partition", {}),
-            1.0,
-            FAMILY_FS["partition"],
-        ),
-        "clock": Family(
-            "clock",
-            multi_start(
-                [
-                    choice_start("bump-clock", "target", ["one", "minority", "all"], max_ms=300_000),
-                    choice_start("skew-clock", "target", ["minority", "majority", "all"], max_ms=60_000),
-                    choice_start(
-                        "strobe-clock",
-                        "target",
-                        ["one", "minority"],
-                        delta_ms=20_000,
-                        period_ms=500,
-                        duration_s=3,
-                    ),
-                ]
-            ),
-            ("reset-clock", {}),
-            1.0,
-            FAMILY_FS["clock"],
-        ),
-        # At most one fault at a time, so power loss hits one node at a time in mixed runs; the
-        # correlated variant (several nodes) is asked for explicitly with target "majority"/"all".
-        "disk": Family(
-            "disk", choice_start("power-loss", "target", ["one", "leader"]), None, 0.7, FAMILY_FS["disk"]
-        ),
-        "admin": Family(
-            "admin",
-            multi_start(
-                [
-                    choice_start(
-                        "reassign",
-                        "kind",
-                        ["move", "move", "grow", "shrink", "grow-without-flag", "shrink-without-flag"],
-                    ),
-                    choice_start("cancel-reassignment", "kind", ["any"]),
-                    choice_start("elect-preferred", "kind", ["all"]),
-                    choice_start("elect-unclean", "kind", ["all"]),
-                    choice_start("set-reassignment-mode", "kind", ["incremental", "all-at-once", "parallel"]),
-                ]
-            ),
-            None,
-            1.0,
-            FAMILY_FS["admin"],
-        ),
-        "crash-lossy": Family("crash-lossy", draw_crash_lossy, None, 1.0, FAMILY_FS["crash-lossy"]),
-        # Strikes come twice per round: they are the cheapest way into the narrow windows.
-        "strike": Family("strike", draw_strike, ("end-strike", {}), 2.0, FAMILY_FS["strike"]),
-        "churn": Family("churn", draw_churn, None, 1.0, FAMILY_FS["churn"]),
-        "cut": Family("cut", draw_cut, ("stop-cut", {}), 1.0, FAMILY_FS["cut"]),
-        "strand": Family("strand", draw_strand, None, 1.0, FAMILY_FS["strand"]),
-    }
+# With a controller quorum (``controllers`` > 1) the process families also aim at a minority or a majority
+# of the voters, and partitions also split the voters or cut the active controller from one of them.
+QUORUM_DRAWERS: dict[str, Drawer] = {
+    "kill": choice_start("kill", "target", PROCESS_TARGETS + QUORUM_TARGETS),
+    "stop": choice_start("stop", "target", PROCESS_TARGETS + QUORUM_TARGETS),
+    "pause": choice_start("pause", "target", PROCESS_TARGETS + QUORUM_TARGETS),
+    "partition": choice_start("start-partition", "topology", PARTITION_TOPOLOGIES + QUORUM_TOPOLOGIES),
+}
+
+
+# The share of the process, partition and admin turns aimed at a coordinator when the run's workload has one:
+# modest, so that the leaders, the controller and the structural targets keep most of the turns.
+COORDINATOR_SHARE = 0.25
+
+
+def _sometimes(base: Drawer, aimed: Drawer, share: float) -> Drawer:
+    """A drawer that draws with ``aimed`` in a ``share`` of the turns and with ``base`` otherwise."""
+
+    def draw(rng: random.Random) -> tuple[str, dict]:
+        return aimed(rng) if rng.random() < share else base(rng)
+
+    return draw
+
+
+def _coordinator_move(coordinators: list[str]) -> Drawer:
+    def draw(rng: random.Random) -> tuple[str, dict]:
+        return "reassign", {"kind": "coordinator", "target": rng.choice(coordinators)}
+
+    return draw
+
+
+def coordinator_drawers(coordinators: tuple[str, ...] | list[str], base: dict[str, Drawer],
+                        share: float = COORDINATOR_SHARE) -> dict[str, Drawer]:
+    """The process, partition and admin drawers of ``base`` with a ``share`` of their turns aimed at the run's
+    ``coordinators`` (``nemesis.targets.coordinator_targets``): kill, stop or pause the coordinator, cut it
+    off (``isolate-<target>``), or move its partition's leadership (``reassign`` of kind ``coordinator``).
+    Without coordinators ``base`` is returned unchanged (the same seed draws the same schedule as before)."""
+    coordinators = list(coordinators)
+    if not coordinators:
+        return dict(base)
+    aimed: dict[str, Drawer] = {f: choice_start(f, "target", coordinators) for f in ("kill", "stop", "pause")}
+    aimed["partition"] = choice_start("start-partition", "topology", [f"isolate-{c}" for c in coordinators])
+    aimed["admin"] = _coordinator_move(coordinators)
+    return {name: _sometimes(drawer, aimed[name], share) if name in aimed else drawer
+            for name, drawer in base.items()}
+
+
+def families(controllers: int = 1, coordinators: tuple[str, ...] | list[str] = ()) -> dict[str, Family]:
+    """Every fault family of the table, with its start drawer, heal op and weight, in table order; with a
+    controller quorum (``controllers`` > 1) the process and partition families also draw the quorum's
+    targets and topologies (``QUORUM_DRAWERS``); with ``coordinators`` (the run's group or transaction
+    coordinator targets) some of their turns aim at those (``coordinator_drawers``)."""
+    drawers = coordinator_drawers(coordinators, {**DRAWERS, **(QUORUM_DRAWERS if controllers > 1 else {})})
+    return {name: Family(name, drawers[name], (row.heal, {}) if row.heal else None, row.weight, FAMILY_FS[name])
+            for name, row in FAULT_FAMILIES.items()}
 
 
 def _member(name: str, options: dict[str, Any]) -> Any:
@@ -196,12 +225,21 @@ class NemesisPackage:
         """Execute the schedule until monotonic ``deadline`` or ``stop``; return the ops executed.
 
         A fault in place when the deadline passes (or ``stop`` is set) gets its stop op at once, so
-        this loop never returns with a scheduled fault in place (the final heal covers the rest).
+        this loop never returns with a scheduled fault in place (the final heal covers the rest). In the
+        first round a wait never leaves less time before the deadline than the turns still to come
+        typically take (``Schedule.first_round_owed``): ops that ran long eat into the waits, not into
+        the turns of the families after them.
         """
         stop = stop or threading.Event()
         stop_fs = {fam.stop[0] for fam in self.schedule.families if fam.stop}
+        owed = self.schedule.first_round_owed()
         count = 0
-        for delay, op in self.schedule:
+        for index, (delay, op) in enumerate(self.schedule):
+            if index < len(owed):
+                # The first round: every family gets its turn before the deadline. When ops took longer
+                # than their typical time, the waits still to come shrink to make room (down to none).
+                room = deadline - time.monotonic() - owed[index]
+                delay = min(delay, max(0.0, room / (len(owed) - index)))
             if op["f"] in stop_fs:
                 # Ending a fault: wait at most until the deadline, and not at all once stopped.
                 stop.wait(max(0.0, min(delay, deadline - time.monotonic())))
@@ -219,17 +257,17 @@ class NemesisPackage:
         return self._heal(run)
 
     def _heal(self, run: Any) -> dict:
-        invoke = {"type": "invoke", "process": "nemesis", "f": "heal", "value": None}
+        invoke = {"type": "invoke", "process": "nemesis", "f": FINAL_HEAL, "value": None}
         if run.history is not None:
             invoke = run.history.append(invoke)
         try:
             evidence = self.nemesis.heal_all(run)
-            completion = {"type": "ok", "process": "nemesis", "f": "heal", "value": evidence}
+            completion = {"type": "ok", "process": "nemesis", "f": FINAL_HEAL, "value": evidence}
         except Exception as exc:
             completion = {
                 "type": "info",
                 "process": "nemesis",
-                "f": "heal",
+                "f": FINAL_HEAL,
                 "value": None,
                 "error": f"{type(exc).__name__}: {exc}",
             }
@@ -246,18 +284,22 @@ class NemesisPackage:
 def build_package(
     names: str | list[str] | None,
     seed: int,
-    interval_s: float = 10.0,
+    interval_s: float = DEFAULT_INTERVAL_S,
     options: dict[str, dict[str, Any]] | None = None,
+    controllers: int = 1,
+    coordinators: tuple[str, ...] | list[str] = (),
 ) -> NemesisPackage:
     """Build the package for ``names`` (``"kill,pause"``, a list, ``"all"``, ``"targeted"``, or None/"none").
 
-    ``options`` passes constructor keyword arguments per member (``{"disk": {...}}``).
+    ``options`` passes constructor keyword arguments per member (``{"disk": {...}}``); ``controllers``, the
+    size of the controller quorum, adds the quorum's targets and topologies to the draws; ``coordinators``
+    (``nemesis.targets.coordinator_targets`` of the run's workload) aims some turns at those coordinators.
     """
-    wanted = requested_families(names)
-    known = families()
-    unknown = [n for n in wanted if n not in known]
-    if unknown:
-        raise ValueError(f"unknown nemesis {', '.join(unknown)}; known: {', '.join(known)}, all, targeted")
+    try:
+        wanted = requested_families(names)
+    except ValueError as exc:
+        raise ValueError(f"unknown nemesis: {exc}") from None
+    known = families(controllers, coordinators)
     options = {member: dict(opts) for member, opts in (options or {}).items()}
     # The process member serves families that need different host abilities (signals; pauses): it is
     # told which of its ops the run asks for, so its setup refuses only what this run would use.

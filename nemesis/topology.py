@@ -1,7 +1,7 @@
 """Partition topologies as data: the set of directed edges ``(src, dst)`` whose packets are dropped.
 
 Pure functions over node names (unit-tested without a network). The pseudo-node ``CLIENTS``
-(``"client"``, from ``harness.core.interfaces``) stands for the harness's Kafka clients. Jepsen's vocabulary:
+(``"client"``, from ``harness.interfaces``) stands for the harness's Kafka clients. Jepsen's vocabulary:
 
 - ``isolate-one``: one node cut from all others;
 - ``halves`` / ``random-halves``: two sides (sorted or shuffled), no traffic between them;
@@ -10,15 +10,19 @@ Pure functions over node names (unit-tested without a network). The pseudo-node 
   a majority but no two see the same one;
 - ``isolate-leader`` / ``isolate-controller``: the given node cut from everyone else;
 - ``one-way``: nobody receives from one node, while it still receives from everybody;
-- ``brokers-controller``: every broker cut from the controller (broker-to-broker traffic stays);
-- ``clients-brokers``: the clients cut from one broker (brokers still replicate).
+- ``brokers-controller``: every broker cut from the controller(s) (broker-to-broker traffic stays);
+- ``clients-brokers``: the clients cut from one broker (brokers still replicate);
+- with a controller quorum (``controllers``): ``isolate-controller`` cuts the active controller from the
+  brokers and the other voters; ``controllers-split`` cuts a minority of the voters, the active one among
+  them, from the rest (brokers keep talking to everyone); ``controller-one-way`` drops what the active
+  controller sends to one other voter (it still hears that voter).
 """
 
 from __future__ import annotations
 
 import random
 
-from harness.core.interfaces import CLIENTS
+from harness.interfaces import CLIENTS
 
 Edge = tuple[str, str]
 
@@ -65,10 +69,15 @@ def edges_for(
     controller: str | None,
     rng: random.Random,
     special: str | None = None,
+    controllers: list[str] | None = None,
+    others: list[str] | None = None,
 ) -> set[Edge]:
-    """Directed edges to drop for ``topology``; ``special`` is the leader for ``isolate-leader``."""
+    """Directed edges to drop for ``topology``; ``special`` is the leader for ``isolate-leader``;
+    ``controllers`` every voter of a controller quorum (``controller`` is the active one); ``others`` are
+    nodes that are neither brokers nor controllers (a system's storage node), cut like the rest."""
     brokers = sorted(brokers)
-    nodes = brokers + ([controller] if controller else [])
+    voters = sorted(set(controllers or []) | ({controller} if controller else set()))
+    nodes = brokers + voters + sorted(set(others or []) - set(voters))
     if topology == "isolate-one":
         node = rng.choice(nodes)
         return complete_cut([node], [n for n in nodes if n != node])
@@ -100,12 +109,24 @@ def edges_for(
     if topology == "isolate-controller":
         if not controller:
             return set()
-        return complete_cut([controller], brokers)
+        return complete_cut([controller], brokers + [v for v in voters if v != controller])
+    if topology == "controllers-split":
+        if len(voters) < 3:
+            return set()
+        others = [v for v in voters if v != controller]
+        rng.shuffle(others)
+        minority = ([controller] if controller else []) + others[:(len(voters) - 1) // 2 - (1 if controller else 0)]
+        return complete_cut(minority, [v for v in voters if v not in minority])
+    if topology == "controller-one-way":
+        others = [v for v in voters if v != controller]
+        if not controller or not others:
+            return set()
+        return {(controller, rng.choice(others))}
     if topology == "one-way":
         node = rng.choice(nodes)
         return {(node, other) for other in nodes if other != node}
     if topology == "brokers-controller":
-        return complete_cut(brokers, [controller]) if controller else set()
+        return complete_cut(brokers, voters) if voters else set()
     if topology == "clients-brokers":
         return complete_cut([CLIENTS], [rng.choice(brokers)]) if brokers else set()
     raise ValueError(f"unknown topology {topology!r}")

@@ -37,6 +37,10 @@ from reference_impl.protocol.records import (
     TopicRecord,
 )
 
+# The codes of harness/verdict.py's EXIT_CODES this command uses, repeated: the reference implementation may
+# not import the harness (pyproject.toml's import contracts).
+EXIT_OK, EXIT_USAGE = 0, 2
+
 KINDS = ("reassign", "cancel", "alter_partition", "fence", "unfence", "controlled_shutdown", "elect", "elr")
 TOPIC, TOPIC_ID, PARTITION = "t", "conformance-topic-t", 0
 
@@ -257,7 +261,7 @@ def run_cases(cases: list) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: ``CASES.json`` in, results JSON on stdout; exit 2 when the file is unusable."""
+    """CLI entry point: ``CASES.json`` in, results JSON on stdout; ``EXIT_USAGE`` when the file is unusable."""
     parser = argparse.ArgumentParser(prog="kraftcheck conformance",
                                      description="Run model conformance cases (docs/conformance.md).")
     parser.add_argument("cases", help="JSON file holding a list of cases")
@@ -267,17 +271,17 @@ def main(argv: list[str] | None = None) -> int:
             cases = json.load(fh)
     except OSError as exc:
         print(f"conformance: cannot read {args.cases}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         print(f"conformance: {args.cases} is not valid JSON: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if not isinstance(cases, list):
         print(f"conformance: {args.cases} must hold a JSON list of cases, got {type(cases).__name__}",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     json.dump(run_cases(cases), sys.stdout, indent=2)
     sys.stdout.write("\n")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

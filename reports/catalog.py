@@ -6,12 +6,17 @@ read from its small files only (``spec.json``, ``results.json``); histories are 
 renderers and by Spark, never here.
 
 A run's place in the matrix: its **row** is the scenario it reproduces (``spec["scenario"]``) or the
-workload it ran (``spec["workload"]``, else the test name), with an injected server bug named beside it;
-its **column** is (variant, fault mix, backend), the fault mix named by ``harness.core.faults.mix_name``
-as in the Spark tables.
+workload it ran (``spec["workload"]``, else the test name) in its mode (``workload_mode``: how consumers get
+partitions and whether it ran transactions, read from ``sub_via``, ``txn`` and ``isolation_level`` in
+``spec.json``: ``queue (subscribe, txn)``; a plain assigning run, or one stored before those keys
+existed, is ``queue``), with an injected server bug named beside it;
+its **column** is (system under test, fault mix, backend): the system is the reference implementation's
+protocol variant, or another system's name and setting (``sut_facts`` in ``spec.json``: tansu sqlite,
+say), so third-party systems sit beside the reference implementation; the fault mix is named by
+``harness.faults.mix_name`` as in the Spark tables.
 
 A run's **status** is one of valid, invalid, unknown and expected failure. The verdict is the stored one
-(``harness.core.verdict``; a run without ``results.json`` is unknown: killed or still running). Whether
+(``harness.verdict``; a run without ``results.json`` is unknown: killed or still running). Whether
 an outcome was expected comes, in order, from the suite that ran it (``suite.json`` at the store root:
 its cells name the run directory and the expected outcome), from the scenario's own judgement stored in
 ``results.json`` (``expectation_met``, absent when a harness error stopped it; a scenario whose
@@ -23,14 +28,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core import store
-from harness.core.faults import mix_name
-from harness.core.verdict import INVALID, UNKNOWN, VALID, Verdict
+from harness import store
+from harness.faults import mix_name
+from harness.spec import injected_bug_label
+from harness.verdict import INVALID, UNKNOWN, VALID, Verdict
 from reports.findings import Finding, findings
 from reports.known_issues import ISSUES, issues_shown, scenario_section
 from reports.reproduce import reproduction
@@ -60,16 +66,32 @@ _EXPECTATION_WORDS = {
 
 @dataclass(frozen=True)
 class Column:
-    """A matrix column: protocol variant x fault mix x backend."""
+    """A matrix column: system under test (the reference implementation's protocol variant, or another
+    system with its setting) x fault mix x backend."""
 
     variant: str
     fault_mix: str
     backend: str
+    system: str = "reference"
+
+    @property
+    def system_label(self) -> str:
+        """``v3.5`` for the reference implementation, ``tansu sqlite`` for another system."""
+        return self.variant if self.system == "reference" else self.system
 
     @property
     def label(self) -> str:
-        """``v3.5 / kill+partition / local``."""
-        return f"{self.variant} / {self.fault_mix} / {self.backend}"
+        """``v3.5 / kill+partition / local``, ``tansu sqlite / kill / local``."""
+        return f"{self.system_label} / {self.fault_mix} / {self.backend}"
+
+
+def system_of(spec: dict[str, Any]) -> str:
+    """The system under test of a stored run: ``reference``, or the other system's name and setting."""
+    facts = spec.get("sut_facts")
+    if isinstance(facts, dict) and facts.get("name") not in (None, "reference"):
+        return f"{facts['name']} {facts.get('setting') or ''}".strip()
+    sut = spec.get("sut")
+    return "reference" if sut in (None, "reference") else f"{sut} {spec.get('sut_setting') or ''}".strip()
 
 
 @dataclass(frozen=True)
@@ -121,7 +143,8 @@ class Catalog:
 
     def columns(self) -> list[Column]:
         """Matrix columns, sorted by variant, fault mix, backend."""
-        return sorted({r.column for r in self.runs}, key=lambda c: (c.variant, c.fault_mix, c.backend))
+        return sorted({r.column for r in self.runs},
+                      key=lambda c: (c.system != "reference", c.system, c.variant, c.fault_mix, c.backend))
 
     def cell(self, row: str, column: Column) -> list[RunRecord]:
         """The runs of one matrix cell, oldest first."""
@@ -207,19 +230,37 @@ def read_run(root: Path, run_dir: Path, suite_expected: str | None = None) -> Ru
     return RunRecord(
         path=run_dir.relative_to(root).as_posix(), run_dir=run_dir, row=row_of(spec, run_dir, root),
         column=Column(str(spec.get("variant") or UNKNOWN), mix_name(spec.get("nemesis")),
-                      str(spec.get("backend") or UNKNOWN)),
+                      str(spec.get("backend") or UNKNOWN), system_of(spec)),
         verdict=word, reasons=reasons, status=status_of(word, expected, known), expected=expected,
         as_expected=as_expected, known_issues=known, findings=found,
         reproduce=reproduction(spec, run_dir) if spec else "(no spec.json)", started=str(spec.get("created_utc") or run_dir.name),
         seed=spec.get("seed"), spec=spec, results=results)
 
 
+def workload_mode(spec: Mapping[str, Any]) -> str:
+    """How a workload run consumed and wrote, in words (empty for the plain mode: assigned partitions, no
+    transactions): ``subscribe``, ``assign+subscribe`` (Jepsen's mixed ``:sub-via``), ``txn``, with
+    ``read_uncommitted`` when transactional reads do not wait for the outcome, joined by ", "."""
+    parts = []
+    sub_via = str(spec.get("sub_via") or "assign")
+    if sub_via != "assign":
+        parts.append(sub_via.replace(",", "+"))
+    if spec.get("txn"):
+        parts.append("txn")
+        if spec.get("isolation_level") == "read_uncommitted":
+            parts.append("read_uncommitted")
+    return ", ".join(parts)
+
+
 def row_of(spec: dict[str, Any], run_dir: Path, root: Path) -> str:
-    """The matrix row: scenario name, else workload (else test name), with an injected bug named."""
+    """The matrix row: scenario name, else workload (else test name) with its mode, with an injected bug
+    named."""
     parts = run_dir.relative_to(root).parts
     name = spec.get("scenario") or spec.get("workload") or spec.get("test_name") or (
         parts[0] if len(parts) >= 2 else "runs")
-    bug = spec.get("inject_bug")
+    mode = "" if spec.get("scenario") else workload_mode(spec)
+    name = f"{name} ({mode})" if mode else str(name)
+    bug = injected_bug_label(spec.get("inject_bug"))
     return f"{name} (bug: {bug})" if bug else str(name)
 
 

@@ -1,12 +1,13 @@
-"""kraftcheck report STORE_DIR: render report.html for a stored run again."""
+"""kraftcheck report STORE_DIR: render report.html for a stored run again (exit codes: kraftcheck --help)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from harness.core.history import HistoryFormatError
-from harness.core.store import resolve_run_dir
+from harness.history import HistoryFormatError
+from harness.store import resolve_run_dir
+from harness.verdict import EXIT_OK, EXIT_USAGE
 from reports.run_report import write_report
 
 
@@ -20,11 +21,11 @@ def main(argv: list[str]) -> int:
         run_dir = resolve_run_dir(args.run)
     except FileNotFoundError as exc:
         print(f"kraftcheck report: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         path = write_report(run_dir)
     except HistoryFormatError as exc:
         print(f"kraftcheck report: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(path)
-    return 0
+    return EXIT_OK

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from harness.core.spec import git_commit
+from harness.spec import git_commit
 
 LIBRARIES = ("kraftcheck", "kafka-python", "confluent-kafka", "aiokafka", "pyspark", "pandas", "pyarrow",
              "numpy", "matplotlib", "testcontainers", "docker")

@@ -3,7 +3,9 @@
 The checkers state their findings in their own shapes: the queue checker as ``anomalies: {kind: {count,
 examples, reason, status}}`` (older results: ``{kind: [entries]}``), the invariant checker as
 ``invariants: {I1: {valid: false, count, violations, status}}``, the linearizability checker as
-``keys: {key: {valid: false, stuck_ops, linearized, ...}}``. ``findings`` turns each into a ``Finding``
+``keys: {key: {valid: false, stuck_ops, linearized, ...}}``, the recovery checker as one ``no-recovery``
+finding naming the final reads that never completed, the consumer-group checker as ``anomalies: {kind:
+[examples]}`` beside ``anomaly_counts`` and ``statuses``. ``findings`` turns each into a ``Finding``
 (checker, kind, how many, the guarantee profile's status for it, the stored examples), so the run report
 and the published site count and show them the same way. Nothing is judged again: the status is the one
 the checker stored (or the run's profile says), the examples are those it kept.
@@ -19,10 +21,11 @@ OP_REF_KEYS = ("op", "ops", "writer", "reader", "earlier", "later", "cycle", "ma
 """Keys of a finding's example whose integers are history op indices."""
 
 NON_LINEARIZABLE = "non-linearizable"
-FINDING_CHECKERS = ("queue", "invariants", "linear")
+NO_RECOVERY = "no-recovery"
+FINDING_CHECKERS = ("queue", "groups", "invariants", "linear", "recovery")
 """Checkers whose results ``findings`` reads; a report shows other checkers' lists of findings as found."""
 KNOWN_STATUSES = ("known-issue", "expected")
-"""Profile statuses of a documented protocol weakness (``checkers.profiles``)."""
+"""Profile statuses of a documented protocol weakness (``checkers.queue.profiles``)."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,10 @@ def findings(results: dict[str, Any]) -> list[Finding]:
     checkers = results.get("checkers") or {}
     profile = results.get("profile") or {}
     out = list(_queue(checkers.get("queue"), profile))
+    out.extend(_groups(checkers.get("groups")))
     out.extend(_invariants(checkers.get("invariants")))
     out.extend(_linear(checkers.get("linear")))
+    out.extend(_recovery(checkers.get("recovery")))
     return out
 
 
@@ -87,6 +92,20 @@ def _queue(result: Any, profile: dict[str, Any]) -> Iterator[Finding]:
             yield Finding("queue", kind, count, status, tuple(examples), reason)
 
 
+def _groups(result: Any) -> Iterator[Finding]:
+    if not isinstance(result, dict):
+        return
+    counts = result.get("anomaly_counts") or {}
+    statuses = result.get("statuses") or {}
+    for kind, found in sorted((result.get("anomalies") or {}).items()):
+        examples = tuple(e for e in found if isinstance(e, dict)) if isinstance(found, list) else ()
+        count = int(counts.get(kind) or len(examples))
+        status = statuses.get(kind, "forbidden")
+        if count:
+            yield Finding("groups", kind, count, status, examples, result.get("reason", "") if status != "forbidden"
+                          else "")
+
+
 def _invariants(result: Any) -> Iterator[Finding]:
     if not isinstance(result, dict):
         return
@@ -105,6 +124,13 @@ def _linear(result: Any) -> Iterator[Finding]:
            if isinstance(info, dict) and info.get("valid") is False]
     yield Finding("linear", NON_LINEARIZABLE, len(bad) or 1, result.get("status") or "forbidden", tuple(bad),
                   result.get("reason", ""))
+
+
+def _recovery(result: Any) -> Iterator[Finding]:
+    if not isinstance(result, dict) or result.get("valid") is not False:
+        return
+    example = {"ops": list(result.get("ops") or []), "errors": list(result.get("errors") or [])}
+    yield Finding("recovery", NO_RECOVERY, 1, "forbidden", (example,), result.get("reason", ""))
 
 
 def _inv_order(name: str) -> tuple[int, str]:

@@ -1,7 +1,7 @@
 """Known protocol issues: what each is, which rule of which variant allows it, and how a run showed it.
 
 A known issue is a documented weakness of a protocol variant (docs/protocol-rules.md section 5), not a bug of the
-implementation under test and not a harness error. The guarantee profile (``checkers.profiles``) marks
+implementation under test and not a harness error. The guarantee profile (``checkers.queue.profiles``) marks
 the anomalies it produces ``known-issue`` (any run of the variant with the faults that trigger it) or
 ``expected`` (a scripted reproduction of it); a scenario's judgement (``results["scenario"]``) labels a
 reproduction that met its expectation. ``issues_shown`` reads both, so a run is recognised whether it was

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness.core.faults import F_FAMILY
+from harness.faults import F_FAMILY
 from reports.run_facts import ClientPair, LabelledFault, throughput
 from reports.trace_timeline import PartitionTimeline
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core import store
+from harness import store
 from reports.catalog import SITE_MARKER, Catalog, RunRecord, read_catalog
 from reports.environment import describe
 from reports.run_report import write_report

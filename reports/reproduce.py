@@ -11,7 +11,7 @@ import os
 import shlex
 from typing import Any
 
-from harness.core.spec import replay_command
+from harness.spec import replay_command
 
 
 def reproduction(spec: dict[str, Any], run_dir: str | os.PathLike | None = None) -> str:

@@ -2,7 +2,7 @@
 
 - ``throughput``: completions per second by op type and outcome (ok / fail / info).
 - ``latency_quantiles``: p50 / p90 / p99 / max latency of the ok ops of each op type.
-- ``labelled_faults``: the fault intervals of ``harness.core.faults`` with what was done to which node,
+- ``labelled_faults``: the fault intervals of ``harness.faults`` with what was done to which node,
   read from the nemesis ops' values (``kill b3``, ``start-partition b1,b2 | controller``).
 - ``fault_impact``: for each fault, how long the cluster was unavailable (the longest stretch without an
   ok client completion while the fault was in place) and how long it took to recover (from the end of
@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.faults import end_of, fault_timeline, nemesis_ops
-from harness.core.history import pair_ops
+from harness.faults import end_of, fault_timeline, nemesis_ops
+from harness.history import complete_op, completed_ops
 
 OUTCOMES = ("ok", "fail", "info")
 QUANTILES = (0.5, 0.9, 0.99)
@@ -69,18 +69,13 @@ class FaultImpact:
 
 
 def client_pairs(ops: list[dict], final: bool = False) -> list[ClientPair]:
-    """Client ops paired (an invocation never completed counts as ``info``): those of the main phase, and
-    with ``final`` those of the final phase too."""
-    pairs, _ = pair_ops(ops)
+    """Client ops, each completed by ``harness.history.complete_op`` (an invocation never completed counts
+    as ``info``): those of the main phase, and with ``final`` those of the final phase too."""
     out = []
-    for invoke, completion in pairs:
-        if invoke.get("process") == "nemesis" or (invoke.get("final") and not final):
+    for op in completed_ops(ops):
+        if op["process"] == "nemesis" or (op.get("final") is True and not final):
             continue
-        if completion is None:
-            out.append(ClientPair(invoke["f"], invoke["time"], None, "info", None))
-        else:
-            out.append(ClientPair(invoke["f"], invoke["time"], completion["time"], completion["type"],
-                                  completion.get("error")))
+        out.append(ClientPair(op["f"], op["invoke_time"], op["complete_time"], op["type"], op.get("error")))
     return out
 
 
@@ -128,6 +123,17 @@ def fault_label(f: str, value: Any) -> str:
     if isinstance(offsets, dict) and offsets:
         label += " (" + ", ".join(f"{n} {s:+.1f}s" for n, s in sorted(offsets.items())
                                   if isinstance(s, int | float)) + ")"
+    coordinator = value.get("coordinator")
+    if isinstance(coordinator, dict):
+        # A fault aimed at a coordinator (nemesis.targets): which one, and the state-topic partition it led.
+        where = f"{coordinator.get('topic')}-{coordinator['partition']}" if "partition" in coordinator else \
+            "no state topic yet"
+        # Without a coordinator to find, the op hit a broker drawn at random (its evidence says why).
+        on = f"fallback {coordinator.get('node')}" if coordinator.get("fallback") else f"on {coordinator.get('node')}"
+        label += f" ({coordinator.get('target')} {where} {on})"
+        if value.get("node_after"):
+            label += f" -> {value['node_after']}"
+        return label
     for key in ("partition", "target", "replicas"):
         if key in value and f in ("reassign", "cancel-reassignment", "elect-preferred", "elect-unclean"):
             label += f" {key} {value[key]}"
@@ -135,7 +141,7 @@ def fault_label(f: str, value: Any) -> str:
 
 
 def labelled_faults(ops: list[dict]) -> list[LabelledFault]:
-    """The run's fault intervals (``harness.core.faults``), each labelled from its op's completion value."""
+    """The run's fault intervals (``harness.faults``), each labelled from its op's completion value."""
     nem = list(nemesis_ops(ops))
     end = end_of(ops)
     timeline = fault_timeline(nem, end)
@@ -145,16 +151,25 @@ def labelled_faults(ops: list[dict]) -> list[LabelledFault]:
         if op["type"] == "invoke":
             open_invokes.setdefault(op["f"], []).append(op)
         else:
+            # Nemesis ops pair by f, the latest invocation first (harness.faults); a completion without
+            # one stands for both.
             pending = open_invokes.get(op["f"])
-            invoke = pending.pop() if pending else op
-            value = op.get("value") if isinstance(op.get("value"), dict) else invoke.get("value")
-            completions[(op["f"], invoke["time"])] = value
+            done = complete_op(pending.pop() if pending else op, op)
+            completions[(op["f"], done["invoke_time"])] = _evidence(done)
     for f, pending in open_invokes.items():
         for invoke in pending:
-            completions.setdefault((f, invoke["time"]), invoke.get("value"))
+            done = complete_op(invoke, None)
+            completions.setdefault((f, done["invoke_time"]), _evidence(done))
     heals = set(timeline.recoveries)
     return [LabelledFault(iv.start, iv.end, iv.f, fault_label(iv.f, completions.get((iv.f, iv.start))),
                           iv.end in heals) for iv in timeline.intervals]
+
+
+def _evidence(op: dict) -> Any:
+    """What a completed nemesis op says it did: the completion's value when it is a dict (the evidence a
+    nemesis returns), else what was asked."""
+    value = op.get("value")
+    return value if isinstance(value, dict) else op.get("invoke_value")
 
 
 def fault_impact(faults: list[LabelledFault], pairs: list[ClientPair]) -> list[FaultImpact]:

@@ -14,9 +14,9 @@ shortened with the offending values highlighted. Plots are matplotlib PNGs embed
 links to the run's files are relative, so the report works where the run is stored and where a
 published site copies it with its files.
 
-The verdict is shown in the words of ``harness.core.verdict`` with the reasons stored in
+The verdict is shown in the words of ``harness.verdict`` with the reasons stored in
 ``results.json``; the report does not judge again. Fault bands are the intervals of
-``harness.core.faults``, the same intervals fault coverage and Spark's per-fault statistics use.
+``harness.faults``, the same intervals fault coverage and Spark's per-fault statistics use.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from checkers.analysis import read_trace
-from harness.core import store
-from harness.core.faults import FaultInterval, end_of, fault_timeline, nemesis_ops
-from harness.core.history import pair_ops, read_history
-from harness.core.verdict import Verdict
+from checkers.history import read_trace
+from harness import store
+from harness.faults import FaultInterval, end_of, fault_timeline, nemesis_ops
+from harness.history import completed_ops, read_history
+from harness.verdict import Verdict
 from reports import run_sections as sections
 from reports.findings import FINDING_CHECKERS, findings
+from reports.group_timeline import group_section
 from reports.html import STATUS_COLORS, esc, page
 from reports.run_facts import client_pairs, fault_impact, labelled_faults
 from reports.scenario_block import scenario_html
@@ -43,20 +44,19 @@ LINKED_FILES = (store.SPEC, store.RESULTS, store.HISTORY, store.TRACE, "harness.
 
 
 def nemesis_intervals(ops: list[dict], end_ns: int | None = None) -> list[FaultInterval]:
-    """``(start_ns, end_ns, f)`` for every fault of the history, as ``harness.core.faults`` defines them;
+    """``(start_ns, end_ns, f)`` for every fault of the history, as ``harness.faults`` defines them;
     ``end_ns`` (default: the last op's time) ends the faults never healed."""
     return fault_timeline(nemesis_ops(ops), end_of(ops) if end_ns is None else end_ns).intervals
 
 
 def latency_points(ops: list[dict]) -> list[tuple[float, float, str, str]]:
     """``(invoke time s, latency ms, completion type, f)`` for each completed client op."""
-    pairs, _ = pair_ops(ops)
     points = []
-    for invoke, completion in pairs:
-        if completion is None or invoke["process"] == "nemesis":
+    for op in completed_ops(ops):
+        if op["complete_time"] is None or op["process"] == "nemesis":
             continue
-        points.append((invoke["time"] / 1e9, (completion["time"] - invoke["time"]) / 1e6,
-                       completion["type"], invoke["f"]))
+        points.append((op["invoke_time"] / 1e9, (op["complete_time"] - op["invoke_time"]) / 1e6,
+                       op["type"], op["f"]))
     return points
 
 
@@ -132,6 +132,7 @@ def render(spec: dict, ops: list[dict], results: dict, malformed: int = 0, event
     body += sections.plots(main_pairs, labelled)
     body += sections.timeline(partition_timelines(events or [], spec.get("topic")), labelled, end_ns,
                               events is not None)
+    body += group_section(ops, labelled)
     body += sections.errors(ops)
     body += sections.counterexample(found, by_index)
     covered = {f.checker for f in found} | set(FINDING_CHECKERS)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from harness.core.verdict import word_of
+from harness.spec import injected_bug_label
+from harness.verdict import word_of
 from reports.findings import NON_LINEARIZABLE, Finding, op_refs
 from reports.html import badge, esc, png_img, table
 from reports.ops_html import example_rows, op_html
@@ -48,7 +49,8 @@ def run_info(spec: dict, end_ns: int, run_dir: str | None, files: list[str]) -> 
 
 def configuration(spec: dict) -> list[str]:
     """The spec keys a reader needs to judge the run."""
-    rows = [(key, spec[key]) for key in CONFIG_KEYS if key in spec]
+    rows = [(key, injected_bug_label(spec[key]) if key == "inject_bug" else spec[key])
+            for key in CONFIG_KEYS if key in spec]
     return ["<h2>Configuration</h2>", table(["", ""], rows)]
 
 

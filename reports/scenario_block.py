@@ -1,7 +1,7 @@
 """The run report's scenario block: what a scripted reproduction expected, the decisive facts, the steps.
 
 Rendered from the ``scenario`` section a scripted run stores in ``results.json``
-(``harness.app.scenarios.script``), so any renderer of a stored run (the runner, ``kraftcheck report``,
+(``kraftcheck.scenarios.script``), so any renderer of a stored run (the runner, ``kraftcheck report``,
 ``kraftcheck publish``) shows it the same way.
 """
 

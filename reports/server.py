@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from harness.core import store
+from harness import store
 from reports.catalog import Catalog, read_catalog, run_dirs
 from reports.environment import describe
 from reports.run_report import report_text

@@ -3,7 +3,8 @@
 Pages (all self-contained HTML, linked relatively so the site reads the same from a file system and
 from ``kraftcheck serve``):
 
-- ``index.html``: the matrix (rows scenarios / workloads, columns variant x fault mix x backend), one
+- ``index.html``: the matrix (rows scenarios / workloads, columns system under test (the reference
+  implementation's variant, or another system and its setting) x fault mix x backend), one
   badge per run linking to its report, the counts by status, the known issues and unexpected outcomes;
 - ``anomalies.html``: per anomaly kind and per invariant, how often it was seen, in which cells, under
   which profile status, with the first proving example and the history ops it names;
@@ -24,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core import store
-from harness.core.history import read_history
+from harness import store
+from harness.history import read_history
 from reports.catalog import STATUSES, Catalog, Column, RunRecord, cell_status
 from reports.findings import Finding, op_refs
 from reports.html import STATUS_BACKGROUNDS, badge, esc, page, table
@@ -79,8 +80,8 @@ def kind_summaries(catalog: Catalog) -> list[KindSummary]:
     for record in catalog.runs:
         for finding in record.findings:
             seen.setdefault((finding.checker, finding.kind), []).append((record, finding))
-    order = {"queue": 0, "linear": 1, "invariants": 2}
-    keys = sorted(seen, key=lambda k: (order.get(k[0], 3), _natural(k[1])))
+    order = {"queue": 0, "groups": 1, "linear": 2, "recovery": 3, "invariants": 4}
+    keys = sorted(seen, key=lambda k: (order.get(k[0], 4), _natural(k[1])))
     return [KindSummary(c, k, tuple(seen[(c, k)])) for c, k in keys]
 
 
@@ -149,7 +150,8 @@ def _index(catalog: Catalog, kinds: list[KindSummary], live: bool) -> list[str]:
     if live:
         parts.append(f"<p class='muted'>Live view: re-rendered from the store on every request; this page "
                      f"reloads every {LIVE_REFRESH_S} s.</p>")
-    parts.append("<h2>Matrix</h2><p class='muted'>Rows: scenarios and workloads. Columns: protocol variant / "
+    parts.append("<h2>Matrix</h2><p class='muted'>Rows: scenarios and workloads. Columns: system under test (the "
+                 "reference implementation's protocol variant, or another system and its setting) / "
                  "fault mix / backend. Each badge is one run and links to its report; a cell takes the colour "
                  "of its most pressing run. <span class='flag'>!</span> marks an outcome that is not the "
                  "expected one.</p>")
@@ -160,7 +162,7 @@ def _index(catalog: Catalog, kinds: list[KindSummary], live: bool) -> list[str]:
         for key, runs in shown:
             if runs:
                 parts.append(f"<li><a href='known-issues.html#{key}'>{esc(ISSUES[key].title)}</a>: shown by "
-                             f"{len(runs)} run(s) on {esc(', '.join(sorted({r.column.variant for r in runs})))}"
+                             f"{len(runs)} run(s) on {esc(', '.join(sorted({r.column.system_label for r in runs})))}"
                              "</li>")
         parts.append("</ul>")
     unexpected = [r for r in catalog.runs if r.as_expected is False]
@@ -181,7 +183,7 @@ def _index(catalog: Catalog, kinds: list[KindSummary], live: bool) -> list[str]:
 
 def _matrix(catalog: Catalog) -> str:
     columns = catalog.columns()
-    head = "".join(f"<th data-column='{esc(c.label)}'>{esc(c.variant)}<br>{esc(c.fault_mix)}<br>"
+    head = "".join(f"<th data-column='{esc(c.label)}'>{esc(c.system_label)}<br>{esc(c.fault_mix)}<br>"
                    f"<span class='muted'>{esc(c.backend)}</span></th>" for c in columns)
     rows = []
     for row in catalog.rows():

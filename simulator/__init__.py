@@ -2,9 +2,10 @@
 
 Theory of operation
 ===================
-The controller and the brokers are the very sans-IO objects the server processes run
-(``reference_impl.protocol``: ``Controller``, ``BrokerLifecycle``, ``MetadataImage``, ``PartitionReplica``
-over an ``InMemoryLog``) driven by the same node loops (``controller_loop``, ``broker_session``,
+The controllers and the brokers are the very sans-IO objects the server processes run
+(``reference_impl.protocol``: ``QuorumController`` over ``RaftNode`` and ``Controller``, ``BrokerLifecycle``,
+``MetadataImage``, ``PartitionReplica`` over an ``InMemoryLog``; one controller, or a quorum of them with
+``SimOptions.controllers``) driven by the same node loops (``controller_loop``, ``broker_session``,
 ``follower_fetch``, ``isr_loop``), in one process, on a simulated clock, with a simulated network between
 them (``network``: delays, reordering, drops, duplicates, cuts). The simulator adds no protocol rule of its
 own: a node here (``controller_node``, ``broker_node``) only moves messages and timers between core calls,
@@ -13,9 +14,14 @@ as the asyncio shells do with sockets and sleeps.
 A run (``world``) follows a **schedule** (``schedule``): a seed plus external events at simulated times
 (client writes and reads, crashes with or without loss of unflushed writes, clean stops, restarts,
 controller-only and one-way partitions, lossy or duplicating links, controller restarts, reassignments,
-elections). Everything random is drawn from the seed, so a schedule replays byte for byte.
+elections; with a quorum also crashes, lossy crashes, isolation and cuts of the voters, the active
+controller among the targets). Everything random is drawn from the seed, so a schedule replays byte for byte.
+One schedule in five also carries a scripted episode (``historical_episodes``: a zombie follower, a double
+fast fail-over) aimed at the windows of two bugs Kafka shipped; ``SimOptions.inject_bug`` runs such a
+replaced design in every node's core (``reference_impl.protocol.historical_bugs``).
 
-After every step the nodes' trace events (the same events the servers write, from the same code) go
+``quorum_watch`` demands fail-over while a connected majority of voters runs. After every step the nodes'
+trace events (the same events the servers write, from the same code) go
 through the checkers' own invariant sweep (``checkers.invariants.TraceSweep``); at the end the client
 history goes through the history invariants (``monitor``). The first violation ends the run; ``shrink``
 then removes events (delta debugging) while the same rule still breaks, and the CLI (``cli``) writes the

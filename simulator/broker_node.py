@@ -22,7 +22,9 @@ from reference_impl.protocol.broker_session import (
     HWM_CHECKPOINT_INTERVAL_MS,
     METADATA_MAX_WAIT_MS,
     METADATA_RETRY_MS,
+    NOT_CONTROLLER_RETRY_MS,
     REGISTRATION_RETRY_MS,
+    ControllerDiscovery,
     MetadataPull,
     accepts_produce,
     begin_stop,
@@ -45,13 +47,14 @@ from reference_impl.protocol.isr_loop import ISR_INTERVAL_MS, alter_partition_un
 from reference_impl.protocol.log import InMemoryLog
 from reference_impl.protocol.metadata_image import MetadataImage
 from reference_impl.protocol.records import PartitionState
-from reference_impl.protocol.replica import PartitionReplica
+from reference_impl.protocol.replica import LEADER, PartitionReplica
 from reference_impl.protocol.replica_messages import (
     ACKS_ALL,
     AlterPartitionRequest,
     DeleteLog,
     FetchPartitionResult,
     FetchRequest,
+    ListOffsetsResult,
     ProduceBatch,
     ReplicaConfig,
     StartFetching,
@@ -63,6 +66,7 @@ from reference_impl.protocol.trace_events import (
     log_recovery_events,
     metadata_offset_event,
 )
+from simulator.rules import RuleBroken, check_list_offsets
 
 if TYPE_CHECKING:
     from simulator.host import Host
@@ -119,7 +123,7 @@ class SimBroker:
         self.config = ReplicaConfig(variant=o.variant, min_insync_replicas=o.min_isr,
                                     replica_lag_time_max_ms=o.replica_lag_time_max_ms,
                                     fetch_backoff_ms=o.fetch_backoff_ms,
-                                    trace_log_summaries=o.trace_log_summaries)
+                                    trace_log_summaries=o.trace_log_summaries, historical_bug=o.inject_bug)
         self.lifecycle = BrokerLifecycle(broker_id, f"broker-{broker_id}", 9092)
         self.image = MetadataImage()
         self.pull: MetadataPull | None = None
@@ -129,8 +133,11 @@ class SimBroker:
         self.follows: dict[Key, int] = {}
         self.parked: list[tuple[Message, int]] = []  # leader-side long polls: (fetch, step parked at)
         self.acks: dict[tuple[Key, int], Message] = {}
+        self.alter_partition_in_flight: dict[Key, AlterPartitionRequest] = {}  # L12 (simulator.rules)
+        self.shutdown_allowed = False                     # C9: the controller said so in a heartbeat reply
         self.stopping = False
         self._last_checkpoint = world.now
+        self.discovery = ControllerDiscovery(world.controller_ids)
 
     # ------------------------------------------------------------------ start (B1, B2)
     def start(self) -> None:
@@ -151,12 +158,34 @@ class SimBroker:
     def _drain_lifecycle(self) -> None:
         self.world.emit(self.name, self.lifecycle.drain_events())
 
-    def _register(self) -> None:
-        self.world.call(self, 0, "register", self.lifecycle.registration_request(), self._registered,
-                        lambda: self.world.timer(self, REGISTRATION_RETRY_MS, self._register))
+    def _controller_call(self, kind: str, body: Any, on_reply: Any, on_fail: Any, timeout_ms: int | None = None) -> None:
+        """A request to the controller the broker believes active (Q15); a failure moves it to the next."""
+        target = self.discovery.target()
 
-    def _registered(self, answer: tuple[Any, int]) -> None:
+        def failed() -> None:
+            self.discovery.failed(target)
+            on_fail()
+
+        self.world.call(self, target, kind, body, lambda answer: on_reply(target, answer), failed,
+                        timeout_ms=timeout_ms)
+
+    def _refused(self, target: int, err: Any, leader: int | None = None) -> bool:
+        """Whether ``err`` is a non-active controller's refusal (then the next request goes elsewhere)."""
+        if err.code != Errors.NOT_CONTROLLER:
+            return False
+        hint = leader if leader is not None else (int(err.message) if err.message and err.message.isdigit() else None)
+        self.discovery.not_controller(target, hint)
+        return True
+
+    def _register(self) -> None:
+        self._controller_call("register", self.lifecycle.registration_request(), self._registered,
+                              lambda: self.world.timer(self, REGISTRATION_RETRY_MS, self._register))
+
+    def _registered(self, target: int, answer: tuple[Any, int]) -> None:
         err, epoch = answer
+        if self._refused(target, err):
+            self.world.timer(self, NOT_CONTROLLER_RETRY_MS, self._register)
+            return
         accepted = registered(self.lifecycle, err, epoch)
         if accepted:
             for replica in self.replicas.values():
@@ -176,12 +205,20 @@ class SimBroker:
         if hb is None:
             self._next_heartbeat()
             return
-        self.world.call(self, 0, "heartbeat", hb, self._heartbeat_answer, self._next_heartbeat)
+        self._controller_call("heartbeat", hb, self._heartbeat_answer, self._next_heartbeat)
 
-    def _heartbeat_answer(self, reply: Any) -> None:
+    def _heartbeat_answer(self, target: int, reply: Any) -> None:
+        if self._refused(target, error(reply.error)):
+            self.world.timer(self, NOT_CONTROLLER_RETRY_MS, self._heartbeat)
+            return
+        if error(reply.error).ok and reply.should_shutdown:
+            self.shutdown_allowed = True
         self.lifecycle.handle_heartbeat_response(error(reply.error), reply.is_fenced, reply.should_shutdown)
         self._drain_lifecycle()
         if self.stopping and self.lifecycle.should_shutdown:
+            if not self.shutdown_allowed:
+                raise RuleBroken("C9", f"broker {self.id} stops before its session timeout although the controller "
+                                       f"never allowed it to shut down")
             self._finish_stop()
             return
         self._next_heartbeat()
@@ -193,12 +230,16 @@ class SimBroker:
     # ------------------------------------------------------------------ metadata (T1-T7)
     def _pull_metadata(self) -> None:
         assert self.pull is not None
-        self.world.call(self, 0, "metadata", self.pull.next_offset, self._metadata_answer,
-                        lambda: self.world.timer(self, METADATA_RETRY_MS, self._pull_metadata),
-                        timeout_ms=METADATA_MAX_WAIT_MS + self.world.options.request_timeout_ms)
+        self._controller_call("metadata", self.pull.next_offset, self._metadata_answer,
+                              lambda: self.world.timer(self, METADATA_RETRY_MS, self._pull_metadata),
+                              timeout_ms=METADATA_MAX_WAIT_MS + self.world.options.request_timeout_ms)
 
-    def _metadata_answer(self, answer: tuple[Any, list]) -> None:
-        err, batches = answer
+    def _metadata_answer(self, target: int, answer: tuple[Any, list, int | None]) -> None:
+        err, batches, leader = answer
+        if self._refused(target, err, leader):
+            self.world.timer(self, NOT_CONTROLLER_RETRY_MS, self._pull_metadata)
+            return
+        self.discovery.learned(target)
         if not err.ok:
             self.world.timer(self, METADATA_RETRY_MS, self._pull_metadata)
             return
@@ -320,6 +361,9 @@ class SimBroker:
                 r = replica.handle_follower_fetch(body.replica_id, body.broker_epoch, req.leader_epoch,
                                                   req.fetch_offset, req.last_fetched_epoch, req.max_bytes,
                                                   self.world.now)
+                if r.error.ok and (req.leader_epoch != replica.leader_epoch or replica.role != LEADER):
+                    raise RuleBroken("L8", f"broker {self.id} ({replica.role} in epoch {replica.leader_epoch}) "
+                                           f"served a fetch of broker {body.replica_id} in epoch {req.leader_epoch}")
                 self._after(key, replica)
             results[key] = r
             urgent |= not r.error.ok or r.diverging_epoch is not None
@@ -361,6 +405,15 @@ class SimBroker:
                 return
             r = replica.read_committed(0, 1 << 30)
             self.world.reply(msg, (r.error.code, [(b.base_offset, b.payload) for b in r.batches]))
+        elif msg.kind == "list_offsets":
+            key, timestamp, epoch = msg.body
+            replica = self.replicas.get(key)
+            if replica is None:
+                self.world.reply(msg, ListOffsetsResult(error(Errors.NOT_LEADER_OR_FOLLOWER)))
+                return
+            answer = replica.list_offsets(timestamp, epoch)
+            check_list_offsets(self.id, replica, timestamp, epoch, answer)
+            self.world.reply(msg, answer)
         else:
             raise ValueError(f"broker {self.id}: unknown request {msg.kind!r}")
 
@@ -372,6 +425,9 @@ class SimBroker:
             self.world.reply(msg, (Errors.NOT_LEADER_OR_FOLLOWER, -1))
             return
         result = replica.append_as_leader(ProduceBatch(1, str(value).encode()), ACKS_ALL, self.world.now)
+        if (result.error.ok or result.pending) and len(replica.isr) < self.world.options.min_isr:
+            raise RuleBroken("L1", f"broker {self.id} appended an acks=all write with ISR {replica.isr} below "
+                                   f"min.insync.replicas {self.world.options.min_isr}")
         if result.pending:
             self.acks[(key, result.ack_id)] = msg
         self._after(key, replica)
@@ -397,15 +453,31 @@ class SimBroker:
         self.world.timer(self, ISR_INTERVAL_MS, self._tick)
 
     def _send_alter_partition(self, key: Key, replica: PartitionReplica, req: AlterPartitionRequest) -> None:
-        def answered(resp: Any) -> None:
+        earlier = self.alter_partition_in_flight.get(key)
+        if earlier is not None and (earlier.leader_epoch, earlier.partition_epoch) == (replica.leader_epoch,
+                                                                                      replica.partition_epoch):
+            raise RuleBroken("L12", f"broker {self.id} sent a second AlterPartition for {key} while one is in flight "
+                                    f"and no metadata answered it")
+        if set(req.isr_ids) == set(replica.isr):
+            raise RuleBroken("L12", f"broker {self.id} proposed ISR {req.isr_ids} for {key}, which is the ISR already")
+        self.alter_partition_in_flight[key] = req
+
+        def answered(target: int, resp: Any) -> None:
+            self._done_alter_partition(key, req)
+            self._refused(target, resp.error)  # NOT_CONTROLLER: an unknown outcome, resent (L16)
             replica.handle_alter_partition_response(req, resp, self.world.now)
             self._after(key, replica)
 
         def lost() -> None:
+            self._done_alter_partition(key, req)
             alter_partition_unanswered(replica, req, "no reply", self.world.now)
             self._after(key, replica)
 
-        self.world.call(self, 0, "alter_partition", req, answered, lost)
+        self._controller_call("alter_partition", req, answered, lost)
+
+    def _done_alter_partition(self, key: Key, req: AlterPartitionRequest) -> None:
+        if self.alter_partition_in_flight.get(key) is req:
+            del self.alter_partition_in_flight[key]
 
     # ------------------------------------------------------------------ stopping (B4, C8/C9, K4)
     def stop(self) -> None:

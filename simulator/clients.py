@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from reference_impl.protocol.errors import Errors
+from reference_impl.protocol.broker_session import NOT_CONTROLLER_RETRY_MS, ControllerDiscovery
+from reference_impl.protocol.errors import Errors, KafkaError
 
 if TYPE_CHECKING:
     from simulator.host import Host
 
 CERTAINLY_NOT_WRITTEN = (Errors.NOT_ENOUGH_REPLICAS, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+ADMIN_ATTEMPTS = 10
 FINAL_READ_ATTEMPTS = 5
 FINAL_READ_RETRY_MS = 200
 
@@ -43,9 +45,11 @@ class Clients:
         self._process = 0
         self._value = 0
         self._leaders: dict[int, int] = {}
+        self._leader_epochs: dict[int, int] = {}  # the leader epoch of a ListOffsets answer, sent with the next
         self.final_done: set[int] = set()  # partitions whose final reads are over (read, or gave up)
         self.final_read: set[int] = set()  # partitions a final read did read
         self.reassigned: dict[int, list[int]] = {}  # partition -> target of its last accepted reassignment
+        self._controllers = ControllerDiscovery(world.controller_ids)
 
     def handle(self, msg: Any) -> None:
         """Clients serve no requests."""
@@ -179,13 +183,47 @@ class Clients:
 
         self.world.call(self, leader, "poll", self._key(key), answered, lost, on_refused=refused)
 
-    # ------------------------------------------------------------------ admin
-    def admin(self, body: dict[str, Any]) -> None:
-        """Send an admin request to the controller (its answer is not part of the queue history; an accepted
-        reassignment or cancellation is kept in ``reassigned``: what the partition's replicas must become)."""
-        key = body.get("key")
+    # ------------------------------------------------------------------ list offsets
+    def list_offsets(self, key: int, timestamp: int) -> None:
+        """A consumer's ListOffsets of partition ``key`` (LATEST -1, EARLIEST -2, MAX_TIMESTAMP -3 or a
+        timestamp) at its leader, in the leader epoch the client knows (-1: none). The answer is not part of
+        the history; the broker checks it (``simulator.rules``, L18)."""
+        leader = self._leader(key, refresh=False)
+        if leader is None:
+            return
+        epoch = self._leader_epochs.get(key, -1)
 
         def answered(answer: Any) -> None:
+            if getattr(answer, "leader_epoch", -1) >= 0 and answer.error.ok:
+                self._leader_epochs[key] = answer.leader_epoch
+            elif not answer.error.ok:
+                self._leaders.pop(key, None)
+                self._leader_epochs.pop(key, None)
+
+        self.world.call(self, leader, "list_offsets", (self._key(key), timestamp, epoch), answered, lambda: None)
+
+    # ------------------------------------------------------------------ admin
+    def admin(self, body: dict[str, Any], attempt: int = 1) -> None:
+        """Send an admin request to the active controller (its answer is not part of the queue history; an
+        accepted reassignment or cancellation is kept in ``reassigned``: what the partition's replicas must
+        become). A refusal from a controller that is not the active one, or no answer, is asked again of the
+        next one, a few times (as an admin client retries NOT_CONTROLLER)."""
+        key = body.get("key")
+        target = self._controllers.target()
+
+        def again() -> None:
+            # the change may have been made all the same (a deposed controller's may still commit under
+            # its successor): what the replicas must become is unknown until an answer says
+            self.reassigned.pop(key, None)
+            if attempt < ADMIN_ATTEMPTS:
+                self.world.at(self.world.now + NOT_CONTROLLER_RETRY_MS, self.admin, body, attempt + 1)
+
+        def answered(answer: Any) -> None:
+            if isinstance(answer, KafkaError) and answer.code == Errors.NOT_CONTROLLER:
+                hint = int(answer.message) if answer.message and answer.message.isdigit() else None
+                self._controllers.not_controller(target, hint)
+                again()
+                return
             outcome = answer.get((self.world.topic, key)) if isinstance(answer, dict) else None
             if outcome is None or not outcome.ok:
                 return
@@ -194,4 +232,10 @@ class Clients:
             elif body["do"] == "cancel":
                 self.reassigned.pop(key, None)  # back to the replicas before it (not known here)
 
-        self.world.call(self, 0, "admin", body, answered, lambda: None)
+        def lost() -> None:
+            # no answer: with a quorum, ask the next voter (a lone controller's request is just lost)
+            self._controllers.failed(target)
+            if len(self.world.controller_ids) > 1:
+                again()
+
+        self.world.call(self, target, "admin", body, answered, lost)

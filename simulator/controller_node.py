@@ -1,146 +1,345 @@
-"""The simulated controller process: the ``Controller`` core with its metadata log in memory.
+"""A simulated controller process: one voter of the metadata quorum (``QuorumController``) in memory.
 
-It does what ``reference_impl.server.controller`` does, with the same core calls: each request is one
-change (compute, append to the log, ``replay_committed``, answer), the timer round runs
-``periodic_changes`` every ``TIMER_INTERVAL_MS``, metadata pulls get ``metadata_batches_from`` and are held
-up to ``METADATA_MAX_WAIT_MS`` while there is nothing new (long polling). The log survives a restart
-(the server fsyncs it, C1); a restart replays it into a fresh core, whose soft state (sessions) starts over.
+It does what ``reference_impl.server.controller`` does, with the same core calls. The quorum's RPCs go
+over the simulated network (kind ``raft``): every request is handed to the Raft node, which answers it
+(a fetch with nothing new is held up to ``RaftConfig.fetch_max_wait_ms`` and answered as soon as the log or the
+HWM moves: long polling, at most a quarter of the fetch timeout, as Kafka's 500 ms of 2 s), and every answer or failure of a request the node sent goes back to it. The
+node is polled when ``next_wakeup_ms`` says. After every such step committed records are applied
+(``apply_committed``) and traced, and held metadata pulls and queued requests are looked at again.
+
+Broker and admin requests need the active controller: any other voter answers NOT_CONTROLLER with the
+leader it knows. The active one serves them one change at a time (C1): a request whose change is in flight
+waits in ``_queue`` until the change committed (answered) or was lost (NOT_CONTROLLER). The timer round
+runs ``periodic`` every ``TIMER_INTERVAL_MS``, one change at a time too.
+
+What survives a crash is the ``ControllerDisk``: the quorum log and the election state, both written
+durably before the node acts on them (a lossy crash drops only what was never flushed: nothing, unless the
+code forgot to flush). A restart builds a new process over the same disk; its soft state starts over.
 """
 
 from __future__ import annotations
 
+import random
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.broker import HeartbeatReply
 from reference_impl.protocol.broker_session import METADATA_MAX_WAIT_MS
-from reference_impl.protocol.controller import Controller, ControllerConfig, ControllerResult
-from reference_impl.protocol.controller_loop import (
-    TIMER_INTERVAL_MS,
-    metadata_batches_from,
-    periodic_changes,
-    replay_committed,
-)
-from reference_impl.protocol.errors import Errors, error
+from reference_impl.protocol.controller import Controller, ControllerConfig
+from reference_impl.protocol.controller_loop import TIMER_INTERVAL_MS, PeriodicChange
+from reference_impl.protocol.errors import Errors, KafkaError, error
+from reference_impl.protocol.quorum_controller import PENDING, QuorumController, Ticket
+from reference_impl.protocol.raft import InMemoryElectionStore, InMemoryRaftLog, RaftConfig
+from reference_impl.protocol.raft.messages import FetchRequest, Outbound
 from reference_impl.protocol.replica_messages import AlterPartitionResponse
 
 if TYPE_CHECKING:
     from simulator.host import Host
     from simulator.network import Message
 
-NAME = "0"
 METADATA_FETCH_MAX_RECORDS = 5000
+CHANGE_KINDS = ("register", "heartbeat", "alter_partition", "admin")
 
 
-class MetadataLog:
-    """The controller's durable log: whole batches of records, as committed together."""
+@dataclass
+class ControllerDisk:
+    """What survives a controller process: its quorum log and its election state."""
 
-    def __init__(self) -> None:
-        self.batches: list[tuple[int, list[Any]]] = []
-        self.end = 0
+    log: InMemoryRaftLog = field(default_factory=InMemoryRaftLog)
+    election: InMemoryElectionStore = field(default_factory=InMemoryElectionStore)
 
-    def append(self, records: list[Any]) -> list[int]:
-        """Append one batch; returns the records' offsets."""
-        offsets = list(range(self.end, self.end + len(records)))
-        self.batches.append((self.end, list(records)))
-        self.end += len(records)
-        return offsets
+    def lose_unflushed(self) -> None:
+        """Power loss: the log keeps its flushed prefix (the election state is written durably, Q1)."""
+        self.log.lose_unflushed()
+
+
+def raft_config(o: Any) -> RaftConfig:
+    """The quorum's timers for the simulated cluster (``SimOptions``)."""
+    return RaftConfig(election_timeout_ms=o.election_timeout_ms, fetch_timeout_ms=o.quorum_fetch_timeout_ms,
+                      election_backoff_max_ms=o.election_timeout_ms, retry_backoff_ms=o.quorum_retry_backoff_ms,
+                      request_timeout_ms=o.request_timeout_ms, pre_vote=o.pre_vote,
+                      fetch_max_wait_ms=max(1, o.quorum_fetch_timeout_ms // 4))
 
 
 class SimController:
-    """One incarnation of the controller process (a restart builds a new one over the same log)."""
+    """One incarnation of a controller process (a restart builds a new one over the same disk)."""
 
-    def __init__(self, world: Host, log: MetadataLog) -> None:
+    def __init__(self, world: Host, node_id: int, voters: list[int], disk: ControllerDisk) -> None:
         self.world = world
-        self.id = 0
+        self.id = node_id
+        self.name = str(node_id)
         self.dead = False
-        self.log = log
+        self.disk = disk
         o = world.options
-        self.core = Controller(ControllerConfig(min_isr=o.min_isr, elr_enabled=o.variant == "kip966",
-                                                session_timeout_ms=o.session_timeout_ms, node_id=NAME,
-                                                incremental_reassignment=o.reassignment_mode == "incremental"))
-        for base, records in log.batches:
-            for i, record in enumerate(records):
-                self.core.replay(record, base + i)  # replayed history was traced when it happened
-        self._parked: list[Message] = []
+        config = ControllerConfig(min_isr=o.min_isr, elr_enabled=o.variant == "kip966",
+                                  session_timeout_ms=o.session_timeout_ms, node_id=self.name,
+                                  incremental_reassignment=o.reassignment_mode == "incremental",
+                                  historical_bug=o.inject_bug)
+        rng = random.Random(f"{world.seed}:controller:{node_id}:{world.now}")
+        self.qc = QuorumController(node_id, voters, disk.log, disk.election, raft_config(o), config, rng, world.now)
+        # a restart replays what is committed already (a quorum of one: its whole log): that was traced when
+        # it first happened, so only the quorum's own events of this start are traced (as the process does)
+        world.emit(self.name, [ev for ev in self.qc.drain_events() if ev.get("source") != "controller"])
+        self._parked_pulls: list[Message] = []
+        self._parked_fetches: list[tuple[Message, int]] = []  # (raft fetch, raft version when held)
+        self._queue: deque[Message] = deque()
+        self._waiting: tuple[Ticket, Message | None] | None = None
+        self._poll_at: int | None = None
+        self._round: Iterator[PeriodicChange] | None = None  # the timer round under way
+        self._version = -1
+        self._applied = -1
+        self._after()
         world.timer(self, TIMER_INTERVAL_MS, self._tick)
 
-    # ------------------------------------------------------------------ the one way state changes (C1)
-    def commit(self, result: ControllerResult) -> Any:
-        """Append the result's records, replay them, trace them; wake held metadata pulls."""
-        if result.records:
-            offsets = self.log.append(result.records)
-            self.world.emit(NAME, replay_committed(self.core, result.records, offsets))
-            self.world.check_controller(self.core)
-            parked, self._parked = self._parked, []
-            for msg in parked:
-                self._serve_metadata(msg, expired=False)
-        return result.response
+    @property
+    def core(self) -> Controller:
+        """The controller state machine (committed state)."""
+        return self.qc.controller
 
-    def _tick(self) -> None:
-        for change in periodic_changes(self.core, self.world.now):
-            self.commit(change.result)
-        self.world.timer(self, TIMER_INTERVAL_MS, self._tick)
+    @property
+    def active(self) -> bool:
+        """The active controller (Q14)."""
+        return self.qc.active
+
+    @property
+    def idle(self) -> bool:
+        """No change in flight or queued."""
+        return self._waiting is None and not self._queue
+
+    # ------------------------------------------------------------------ after every step
+    def _after(self) -> None:
+        """Send what the Raft node owes, apply commits, answer what they settle, re-arm the poll timer."""
+        qc, raft, world = self.qc, self.qc.raft, self.world
+        for out in raft.drain_outbox():
+            self._send_raft(out)
+        qc.apply_committed(world.now)
+        world.emit(self.name, qc.drain_events())
+        if qc.applied != self._applied:
+            self._applied = qc.applied
+            world.check_controller(self.core)
+            held_pulls, self._parked_pulls = self._parked_pulls, []
+            for msg in held_pulls:
+                self._serve_metadata(msg, expired=False)
+        if self._waiting is not None:
+            ticket, msg = self._waiting
+            state, answer = qc.outcome(ticket)
+            if state != PENDING:
+                self._waiting = None
+                if msg is not None:
+                    self._answer(msg, answer)
+                if self._round is not None:
+                    self.world.at(world.now, self._guarded, self._run_periodic)
+        if self._waiting is None and self._queue:
+            self.world.at(world.now, self._guarded, self._serve_queue)
+        if raft.version != self._version:
+            self._version = raft.version
+            held, self._parked_fetches = self._parked_fetches, []
+            for msg, _ in held:
+                self._serve_raft(msg, expired=False)
+        wake = max(world.now, raft.next_wakeup_ms())
+        if self._poll_at is None or wake < self._poll_at or self._poll_at < world.now:
+            self._poll_at = wake
+            world.timer(self, wake - world.now, self._poll, wake)
+
+    def _guarded(self, fn: Any) -> Any:
+        if self.dead:
+            return False
+        return fn()
+
+    def _poll(self, when: int) -> bool | None:
+        if when != self._poll_at:
+            return False  # superseded by an earlier wake-up
+        self._poll_at = None
+        self.qc.raft.poll(self.world.now)
+        self._after()
+        return None
+
+    # ------------------------------------------------------------------ the quorum's RPCs
+    def _send_raft(self, out: Outbound) -> None:
+        raft = self.qc.raft
+
+        def answered(response: Any) -> None:
+            raft.handle_response(out.dst, out.correlation_id, response, self.world.now)
+            self._after()
+
+        def failed() -> None:
+            raft.request_failed(out.dst, out.correlation_id, self.world.now)
+            self._after()
+
+        timeout = raft.config.fetch_max_wait_ms + self.world.options.request_timeout_ms \
+            if isinstance(out.request, FetchRequest) else None
+        self.world.call(self, out.dst, "raft", out.request, answered, failed, timeout_ms=timeout)
+
+    def _serve_raft(self, msg: Message, expired: bool) -> None:
+        raft = self.qc.raft
+        response = raft.handle_request(msg.src, msg.body, self.world.now)
+        if not expired and raft.fetch_should_wait(msg.src, msg.body, response):
+            self._parked_fetches.append((msg, raft.version))
+            return
+        self.world.reply(msg, response)
+
+    def _expire_fetch(self, msg: Message) -> bool | None:
+        for i, (held, _) in enumerate(self._parked_fetches):
+            if held is msg:
+                del self._parked_fetches[i]
+                self._serve_raft(msg, expired=True)
+                self._after()
+                return None
+        return False
 
     # ------------------------------------------------------------------ requests
     def handle(self, msg: Message) -> None:
-        """Serve one request (one change each)."""
-        body = msg.body
+        """Serve one request: quorum RPCs, metadata pulls, and changes (queued behind one in flight)."""
         kind = msg.kind
-        if kind == "register":
-            r = self.commit(self.core.register_broker(body.broker_id, body.incarnation_id, host=body.host,
-                                                      port=body.port,
-                                                      previous_broker_epoch=body.previous_broker_epoch))
-            self.world.reply(msg, (r.error, r.broker_epoch))
-        elif kind == "heartbeat":
-            r = self.commit(self.core.heartbeat(body.broker_id, body.broker_epoch, want_fence=body.want_fence,
-                                                want_shutdown=body.want_shutdown,
-                                                metadata_offset=body.metadata_offset, now_ms=self.world.now))
-            reg = self.core.brokers.get(body.broker_id)
-            caught_up = reg is not None and body.metadata_offset >= reg.epoch
-            self.world.reply(msg, HeartbeatReply(r.error.code, caught_up, r.is_fenced, r.should_shutdown))
-        elif kind == "alter_partition":
-            r = self.commit(self.core.alter_partition(
-                body.broker_id, body.broker_epoch, body.topic_id, body.partition_id,
-                leader_epoch=body.leader_epoch, partition_epoch=body.partition_epoch,
-                new_isr=[(m.broker_id, m.broker_epoch) for m in body.new_isr],
-                leader_recovery_state=body.leader_recovery_state))
-            self.world.reply(msg, AlterPartitionResponse(r.error, r.leader, r.leader_epoch, r.partition_epoch,
-                                                         tuple(r.isr)))
+        if kind == "raft":
+            self._serve_raft(msg, expired=False)
+            if any(held is msg for held, _ in self._parked_fetches):
+                self.world.timer(self, self.qc.raft.config.fetch_max_wait_ms, self._expire_fetch, msg)
         elif kind == "metadata":
             self._serve_metadata(msg, expired=False)
-            if msg in self._parked:
-                self.world.timer(self, METADATA_MAX_WAIT_MS, self._expire, msg)
-        elif kind == "admin":
-            self.world.reply(msg, self.commit(self._admin(body)))
+            if msg in self._parked_pulls:
+                self.world.timer(self, METADATA_MAX_WAIT_MS, self._expire_pull, msg)
+        elif kind in CHANGE_KINDS:
+            if not self.active:
+                self._answer(msg, self._refusal())
+            else:
+                self._queue.append(msg)
+                if self._waiting is None:
+                    self._serve_queue()
+                    return
         else:
-            raise ValueError(f"controller: unknown request {kind!r}")
+            raise ValueError(f"controller {self.id}: unknown request {kind!r}")
+        self._after()
 
-    def _admin(self, body: dict[str, Any]) -> ControllerResult:
+    def submit_direct(self, compute: Any) -> bool:
+        """A change from the world itself (the bootstrap's topic): submitted now if this is the active
+        controller with nothing in flight; False otherwise (ask again later)."""
+        if not self.active or self._waiting is not None or self._queue:
+            return False
+        ticket = self.qc.submit(compute, self.world.now)
+        if isinstance(ticket, KafkaError):
+            return False
+        if self.qc.outcome(ticket)[0] == PENDING:
+            self._waiting = (ticket, None)
+        self._after()
+        return True
+
+    def _refusal(self) -> KafkaError:
+        leader = self.qc.leader_id
+        return error(Errors.NOT_CONTROLLER, None if leader is None or leader == self.id else str(leader))
+
+    def _serve_queue(self) -> bool | None:
+        """Serve queued changes until one is in flight (C1)."""
+        if self._waiting is not None:
+            return False
+        while self._queue and self._waiting is None:
+            msg = self._queue.popleft()
+            if not self.active:
+                self._answer(msg, self._refusal())
+                continue
+            ticket = self.qc.submit(lambda core, msg=msg: self._compute(core, msg), self.world.now)
+            if isinstance(ticket, KafkaError):
+                self._answer(msg, ticket)
+                continue
+            # what a commit sets off (trace, self-check, held pulls) happens before the answer leaves, as
+            # in the process: a change committed at once (a quorum of one) is answered right after it
+            self._waiting = (ticket, msg)
+            self._after()
+        self._after()
+        return None
+
+    def _compute(self, core: Controller, msg: Message) -> Any:
+        body, kind = msg.body, msg.kind
+        if kind == "register":
+            return core.register_broker(body.broker_id, body.incarnation_id, host=body.host, port=body.port,
+                                        previous_broker_epoch=body.previous_broker_epoch)
+        if kind == "heartbeat":
+            return core.heartbeat(body.broker_id, body.broker_epoch, want_fence=body.want_fence,
+                                  want_shutdown=body.want_shutdown, metadata_offset=body.metadata_offset,
+                                  now_ms=self.world.now)
+        if kind == "alter_partition":
+            return core.alter_partition(body.broker_id, body.broker_epoch, body.topic_id, body.partition_id,
+                                        leader_epoch=body.leader_epoch, partition_epoch=body.partition_epoch,
+                                        new_isr=[(m.broker_id, m.broker_epoch) for m in body.new_isr],
+                                        leader_recovery_state=body.leader_recovery_state)
+        return self._admin(core, body)
+
+    def _answer(self, msg: Message, answer: Any) -> None:
+        """Reply in the shape each request kind expects; a KafkaError answer is a refusal (NOT_CONTROLLER)."""
+        kind, world = msg.kind, self.world
+        refused = isinstance(answer, KafkaError)
+        if kind == "register":
+            world.reply(msg, (answer, -1) if refused else (answer.error, answer.broker_epoch))
+        elif kind == "heartbeat":
+            if refused:
+                world.reply(msg, HeartbeatReply(answer.code, False, True, False))
+                return
+            reg = self.core.brokers.get(msg.body.broker_id)
+            caught_up = reg is not None and msg.body.metadata_offset >= reg.epoch
+            world.reply(msg, HeartbeatReply(answer.error.code, caught_up, answer.is_fenced, answer.should_shutdown))
+        elif kind == "alter_partition":
+            if refused:
+                world.reply(msg, AlterPartitionResponse(answer))
+                return
+            world.reply(msg, AlterPartitionResponse(answer.error, answer.leader, answer.leader_epoch,
+                                                    answer.partition_epoch, tuple(answer.isr)))
+        else:
+            world.reply(msg, answer)
+
+    def _admin(self, core: Controller, body: dict[str, Any]) -> Any:
         topic = self.world.topic
         op = body["do"]
         if op == "create":
-            return self.core.create_topic(topic, assignment=body["assignment"], topic_id=body["topic_id"])
+            return core.create_topic(topic, assignment=body["assignment"], topic_id=body["topic_id"])
         if op == "reassign":
-            return self.core.alter_partition_reassignments({(topic, body["key"]): list(body["replicas"])})
+            return core.alter_partition_reassignments({(topic, body["key"]): list(body["replicas"])})
         if op == "cancel":
-            return self.core.alter_partition_reassignments({(topic, body["key"]): None})
+            return core.alter_partition_reassignments({(topic, body["key"]): None})
         if op == "elect":
-            return self.core.elect_leaders("PREFERRED", [(topic, body["key"])])
+            return core.elect_leaders("PREFERRED", [(topic, body["key"])])
         raise ValueError(f"unknown admin operation {op!r}")
 
-    def _serve_metadata(self, msg: Message, expired: bool) -> None:
-        offset = msg.body
-        try:
-            batches = metadata_batches_from(self.log.batches, self.log.end, offset, METADATA_FETCH_MAX_RECORDS)
-        except ValueError:
-            self.world.reply(msg, (error(Errors.OFFSET_OUT_OF_RANGE), []))
-            return
-        if batches or expired:
-            self.world.reply(msg, (error(Errors.NONE), batches))
-        else:
-            self._parked.append(msg)
+    # ------------------------------------------------------------------ timers (C6, KIP-435, C12)
+    def _tick(self) -> None:
+        if self._round is None:
+            self._round = self.qc.periodic(self.world.now)
+        self._run_periodic()
+        self.world.timer(self, TIMER_INTERVAL_MS, self._tick)
 
-    def _expire(self, msg: Message) -> None:
-        if msg in self._parked:
-            self._parked.remove(msg)
+    def _run_periodic(self) -> bool | None:
+        """Go on with the timer round: each due change is committed before the next is computed (C1), so a
+        change in flight pauses the round until it is settled."""
+        if self._round is None or self._waiting is not None:
+            return False
+        while self._waiting is None:
+            if self._queue or not self.active:
+                self._round = None  # requests first; the next tick starts a fresh round
+                break
+            change = next(self._round, None)
+            if change is None:
+                self._round = None
+                break
+            if not change.result.records:
+                continue
+            ticket = self.qc.submit(lambda _core, r=change.result: r, self.world.now)
+            if isinstance(ticket, Ticket) and self.qc.outcome(ticket)[0] == PENDING:
+                self._waiting = (ticket, None)
+        self._after()
+        return None
+
+    # ------------------------------------------------------------------ metadata pulls (Q15)
+    def _serve_metadata(self, msg: Message, expired: bool) -> None:
+        err, batches = self.qc.serve_metadata(msg.body, METADATA_FETCH_MAX_RECORDS)
+        if not err.ok or batches or expired:
+            self.world.reply(msg, (err, batches, self.qc.leader_id))
+        else:
+            self._parked_pulls.append(msg)
+
+    def _expire_pull(self, msg: Message) -> bool | None:
+        if msg in self._parked_pulls:
+            self._parked_pulls.remove(msg)
             self._serve_metadata(msg, expired=True)
+            return None
+        return False

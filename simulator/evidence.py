@@ -10,7 +10,9 @@ piece of state with that state, on every node that runs:
   leaders, the previous ISR, and the type: clean from the ISR, elr from the ELR, unclean otherwise): one
   for every change that gave a partition a new leader, and none for any other change;
 - the controller's ``registered`` / ``fenced`` / ``unfenced`` / ``broker_registration_change`` events
-  against its registrations (epoch, fenced);
+  against its registrations (epoch, fenced); with a quorum, against the live voter that applied the most,
+  once it has applied every record traced (each record is fed once, by the first voter to apply it: the
+  others must agree, I20);
 - its ``metadata_applied`` events against each partition's state (every field the event carries);
 - each broker's own lifecycle events (``broker_state``, ``registered``, ``fenced``, ``unfenced``) against its
   lifecycle's state, fencing and epoch;
@@ -26,7 +28,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.broker import STARTING
-from simulator.schedule import CONTROLLER_ID
 
 if TYPE_CHECKING:
     from simulator.host import Host
@@ -50,11 +51,15 @@ class LastEvents:
         self.end_summaries: dict[tuple[int, int], dict[str, Any]] = {}  # (broker, partition) -> its last summary
         self.replica: dict[tuple[str, int, int], dict[str, Any]] = {}  # (kind, broker, partition) -> event
         self.lifecycle: dict[int, dict[str, Any]] = {}  # broker -> state, fenced, epoch as its own events say
+        self.controller_offset = -1  # the highest metadata offset a controller event was traced for
 
     def feed(self, event: dict[str, Any]) -> None:
         """One trace event."""
         kind = event.get("kind")
         if event.get("source") == "controller":
+            offset = event.get("offset")
+            if isinstance(offset, int) and offset > self.controller_offset:
+                self.controller_offset = offset
             if kind in BROKER_STATE_KINDS and event.get("broker") is not None:
                 self.registration[event["broker"]] = event
                 if kind == "registered":
@@ -135,10 +140,21 @@ class LastEvents:
             seen["fenced"] = kind == "fenced"
 
 
+def _traced_controller(world: Host, last: LastEvents) -> Any:
+    """The live controller whose state the newest controller events describe: the one that applied the most,
+    provided it applied every record traced so far (a voter still catching up, or all of them behind a
+    crashed leader's last commits, are not compared)."""
+    live = [world.nodes[c] for c in world.controller_ids if not world.nodes[c].dead]
+    if not live:
+        return None
+    best = max(live, key=lambda n: n.qc.applied)
+    return best if best.qc.applied > last.controller_offset else None
+
+
 def mismatches(world: Host, last: LastEvents) -> list[str]:
     """What the newest events say that the nodes' state contradicts (empty: the trace tells the truth)."""
-    controller = world.nodes[CONTROLLER_ID]
-    if controller.dead:
+    controller = _traced_controller(world, last)
+    if controller is None:
         return list(last.contradictions)
     core = controller.core
     out: list[str] = list(last.contradictions)

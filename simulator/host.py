@@ -21,9 +21,11 @@ class Host(Protocol):
     steps: int
     options: SimOptions
     topic: str
+    seed: int
     rng_ids: random.Random
     rng_client: random.Random
     broker_ids: list[int]
+    controller_ids: list[int]
     nodes: dict[Any, Any]
     clients: Any
 
@@ -46,6 +48,9 @@ class Host(Protocol):
 
     def touched(self, broker: Any, replica: Any) -> None:
         """A replica of ``broker`` changed in this step."""
+
+    def active_controller(self) -> Any:
+        """The live active controller, or None."""
 
     def check_controller(self, core: Any) -> None:
         """The controller core's own consistency check after a commit."""

@@ -6,8 +6,9 @@ write breaks none of them: the cluster just stops making progress. Jepsen checks
 that heals the faults and then demands progress; the simulator does the same. In its final phase (all links
 healed, every node running again) the world waits, up to ``SimOptions.converge_ms``, for a state in which
 
-- the controller runs and every broker is registered with it, unfenced and RUNNING;
-- every broker has applied the controller's whole metadata log;
+- every controller runs, one of them is the active controller (Q14) and every voter has applied the whole
+  committed log; every broker is registered with it, unfenced and RUNNING;
+- every broker has applied the active controller's whole metadata log;
 - every partition has a leader and has finished its reassignment, with the replicas of the last accepted
   one (unless cancelled later), unless it is legitimately leaderless:
   KIP-966 with an empty ISR and an empty ELR (K10: without unclean election nobody may lead it, and its
@@ -31,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.broker import RUNNING
 from reference_impl.protocol.records import NO_LEADER
 from reference_impl.protocol.replica import LEADER
-from simulator.schedule import CONTROLLER_ID
 
 if TYPE_CHECKING:
     from simulator.host import Host
@@ -50,11 +50,16 @@ def legitimately_leaderless(variant: str, state: Any) -> bool:
 def unmet(world: Host) -> list[str]:
     """The convergence conditions (see the module docstring) the world does not meet now; empty once
     converged."""
-    controller = world.nodes[CONTROLLER_ID]
-    if controller.dead:
-        return ["the controller is down"]
+    down = [c for c in world.controller_ids if world.nodes[c].dead]
+    if down:
+        return [f"controller {c} is down" for c in down]
+    controller = world.active_controller()
+    if controller is None:
+        return ["no active controller"]
     core = controller.core
-    problems: list[str] = []
+    problems: list[str] = [f"controller {c} applied the log to {world.nodes[c].qc.applied}, the active one to "
+                           f"{controller.qc.applied}" for c in world.controller_ids
+                           if world.nodes[c].qc.applied != controller.qc.applied]
     brokers = {b: world.nodes[b] for b in world.broker_ids}
     for b, broker in brokers.items():
         reg = core.brokers.get(b)
@@ -119,5 +124,8 @@ def _partition_unmet(world: Host, brokers: dict[int, Any], topic_id: str, partit
 
 def led_partitions(world: Host) -> list[int]:
     """The partitions the controller gives a leader (the ones the final phase writes to)."""
-    topic = world.nodes[CONTROLLER_ID].core.topics[world.topic]
+    controller = world.active_controller()
+    if controller is None:
+        return []
+    topic = controller.core.topics[world.topic]
     return [p for p, state in sorted(topic.partitions.items()) if state.leader != NO_LEADER]

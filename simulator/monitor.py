@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checkers.invariants import NEEDS, TraceSweep
-from checkers.invariants.checker import LOSS_INVARIANTS
-from checkers.profiles import derive_profile
+from checkers.invariants import LOSS_INVARIANTS, NEEDS, TraceSweep
+from checkers.queue.profiles import derive_profile
 
 
 @dataclass(frozen=True)
@@ -40,16 +39,22 @@ class Monitor:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.sweep = TraceSweep(spec)
         self._counted: dict[str, int] = {}  # violations per invariant already looked at
+        self._total = 0
 
-    def feed(self, event: dict[str, Any]) -> None:
-        """One trace event, in order."""
-        self.sweep.feed(event)
+    def feed(self, event: dict[str, Any]) -> bool:
+        """One trace event, in order; False for a later voter's copy of a controller record (checked against
+        the first copy, I20, and otherwise ignored)."""
+        return self.sweep.feed(event)
 
     def new_violation(self, step: int, time_ms: int, ops: list[dict[str, Any]] = ()) -> Finding | None:
         """The violation the events since the last call showed, if any (the first, by invariant order).
         ``ops``: the history so far; a loss invariant broken while the run's guarantee profile allows
         data loss (KIP-966 beyond its tolerance, K6) is not a finding, as in a real run's verdict."""
         res = self.sweep.res
+        total = self.sweep.violations
+        if total == self._total:
+            return None  # nothing new: the common case, checked after every step
+        self._total = total
         counts = dict(res.counts)
         new = [i for i in NEEDS if counts.get(i, 0) > self._counted.get(i, 0)]
         if not new:
@@ -62,7 +67,7 @@ class Monitor:
         return Finding(inv, last["detail"], step, time_ms, last["events"])
 
     def loss_status(self, ops: list[dict[str, Any]]) -> str:
-        """The run's loss status so far (``checkers.profiles``: the lossy crashes and restarts recorded in
+        """The run's loss status so far (``checkers.queue.profiles``: the lossy crashes and restarts recorded in
         the history as nemesis ops say whether MinISR replicas of a partition lost writes at once)."""
         has_final = any(op.get("final") is True for op in ops)
         return derive_profile(self.sweep.spec, list(ops), has_final)["statuses"]["lost-write"]

@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 BASE_DELAY_MS = (1, 3)
+# Request kinds that are a part of a wider one: a fault on the wider kind touches them too. The quorum's
+# Vote requests are ``vote`` so that a fault can aim at elections alone (a delayed Fetch starves a follower
+# into an election of its own; a delayed Vote lets two candidacies overlap), yet a ``raft`` fault still
+# covers every quorum RPC.
+PART_OF = {"vote": "raft"}
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,13 @@ class Message:
 
 @dataclass(frozen=True)
 class LinkFault:
-    """Drop and duplicate probabilities and the extra delay bound of a faulty link."""
+    """Drop and duplicate probabilities and the extra delay bound of a faulty link; with ``kinds``, only
+    messages of those request kinds (requests and their replies) are affected (a steered fault, ``steer``)."""
 
     drop: float
     dup: float
     delay: int
+    kinds: frozenset[str] | None = None
 
 
 class Network:
@@ -77,12 +84,14 @@ class Network:
         """Whether a message from src to dst is lost on arrival now."""
         return (src, dst) in self.cuts
 
-    def delays(self, src: Any, dst: Any) -> list[int]:
-        """The delivery delays of one message sent now: none (dropped), one, or two (duplicated)."""
+    def delays(self, src: Any, dst: Any, kind: str | None = None) -> list[int]:
+        """The delivery delays of one message sent now: none (dropped), one, or two (duplicated). ``kind``:
+        the request kind the message is (or answers), for a fault limited to some kinds."""
         rng = self.rng
         delay = rng.randint(*BASE_DELAY_MS)
         fault = self.faults.get((src, dst))
-        if fault is None:
+        if fault is None or (fault.kinds is not None and kind not in fault.kinds
+                             and PART_OF.get(kind) not in fault.kinds):
             return [delay]
         if fault.drop and rng.random() < fault.drop:
             return []

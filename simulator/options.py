@@ -12,10 +12,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-VARIANTS = ("v3.5", "kip966")
+from reference_impl.protocol.historical_bugs import HISTORICAL_BUGS
+from reference_impl.protocol.replica_messages import VARIANTS
+
 REASSIGNMENT_MODES = ("all-at-once", "incremental")
 FAULT_KINDS = ("crash", "crash-lossy", "stop", "isolate", "partition", "one-way", "link", "controller-restart",
-               "reassign", "elect")
+               "reassign", "elect", "controller-crash", "controller-crash-lossy", "controller-isolate",
+               "controller-partition")
+# Faults of the controller quorum: drawn only when there is one (``controllers`` > 1).
+QUORUM_FAULT_KINDS = ("controller-crash", "controller-crash-lossy", "controller-isolate", "controller-partition")
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,11 @@ class SimOptions:
     variant: str = "v3.5"
     reassignment_mode: str = "all-at-once"  # incremental: KIP-435 steps, one replica at a time
     brokers: int = 3
+    controllers: int = 1             # voters of the metadata quorum (1: a quorum of one, no fail-over)
+    pre_vote: bool = True            # KIP-996 (Q4)
+    election_timeout_ms: int = 150   # the quorum's timers, scaled down like the others (Kafka: 1000, 2000)
+    quorum_fetch_timeout_ms: int = 300
+    quorum_retry_backoff_ms: int = 50
     partitions: int = 1
     replication_factor: int = 3
     min_isr: int = 2
@@ -43,6 +53,8 @@ class SimOptions:
     faults: tuple[str, ...] = FAULT_KINDS
     fault_windows: int = 8           # fault episodes per schedule
     trace_log_summaries: bool = True  # replicas trace log_summary events (I4, I16); off to measure the cost
+    steer: float = 0.5               # share of seeds that also get episodes aimed at guards (simulator.steer)
+    inject_bug: str | None = None    # a design Kafka replaced (protocol.historical_bugs), run by every node's core
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -50,15 +62,22 @@ class SimOptions:
         if self.reassignment_mode not in REASSIGNMENT_MODES:
             raise ValueError(f"unknown reassignment mode {self.reassignment_mode!r} "
                              f"(expected one of {', '.join(REASSIGNMENT_MODES)})")
+        if not 0.0 <= self.steer <= 1.0:
+            raise ValueError(f"steer {self.steer}: a share between 0 and 1")
+        if self.controllers < 1:
+            raise ValueError(f"controllers {self.controllers}: at least one")
         if not 1 <= self.replication_factor <= self.brokers:
             raise ValueError(f"replication factor {self.replication_factor} with {self.brokers} brokers")
         if not 1 <= self.min_isr <= self.replication_factor:
             raise ValueError(f"min.insync.replicas {self.min_isr} with replication factor {self.replication_factor}")
+        if self.inject_bug is not None and self.inject_bug not in HISTORICAL_BUGS:
+            raise ValueError(f"unknown bug {self.inject_bug!r} (known: {', '.join(HISTORICAL_BUGS)})")
         unknown = [f for f in self.faults if f not in FAULT_KINDS]
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown} (known: {', '.join(FAULT_KINDS)})")
         for name in ("partitions", "duration_ms", "max_steps", "session_timeout_ms", "heartbeat_interval_ms",
-                     "replica_lag_time_max_ms", "request_timeout_ms"):
+                     "replica_lag_time_max_ms", "request_timeout_ms", "election_timeout_ms",
+                     "quorum_fetch_timeout_ms", "quorum_retry_backoff_ms"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
 
@@ -74,6 +93,7 @@ class SimOptions:
         if unknown:
             raise ValueError(f"unknown options {sorted(unknown)}")
         values = dict(data)
+        values.setdefault("controllers", 1)  # schedule files from before the quorum ran one controller
         if "faults" in values:
             values["faults"] = tuple(values["faults"])
         return cls(**values)

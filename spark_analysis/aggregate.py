@@ -3,7 +3,7 @@
 What it reads (DESIGN.md section 2): every run directory under the store root that holds a
 ``history.jsonl`` (the ``latest`` link is skipped); its ``spec.json`` (read defensively: ``nemesis`` as a
 list or comma-separated string, ``variant``, ``acks``, ``min_isr``, each possibly missing) and
-``results.json`` (its verdict in the words of ``harness.core.verdict``, when present). Only these small
+``results.json`` (its verdict in the words of ``harness.verdict``, when present). Only these small
 JSON files (and the manifests of columnar histories) are read on the driver. Every history is read by
 Spark, all runs at once, the run being the file's directory: a run's columnar history
 (``history.parquet``, ``spark_analysis.columnar``) when it matches its ``history.jsonl`` by size (hashing
@@ -16,14 +16,16 @@ What it computes:
 - ``runs``: one row per run: test, start stamp, fault mix (sorted nemesis names joined by ``+``, or
   ``none``), variant, acks, min_isr, stored verdict, op counts (client completions ok / fail / info),
   malformed lines, and the number of anomalies of each queue kind but the cycles (``spark_analysis.keyed``,
-  one pass per run and key), computed here from the history with today's definitions. The cycles are
-  left out: their search ends on the driver, one history at a time (``spark_analysis.cycles``), which
-  does not fit a pass over a whole store; ``kraftcheck analyze --engine spark`` computes them per run.
+  one pass per run and key) and of each consumer-group kind (``spark_analysis.groups``, the same: one pass
+  per run and key; zero for runs without group ops), computed here from the history with today's
+  definitions. The cycles are left out: their search ends on the driver, one history at a time
+  (``spark_analysis.cycles``), which does not fit a pass over a whole store; ``kraftcheck analyze
+  --engine spark`` computes them per run.
 - ``by_mix``: per (fault mix, variant): runs, runs with any anomaly, runs per stored verdict, anomalies
   per kind.
 - ``availability``: per (fault mix, variant, nemesis state, f): client ops, ok / fail / info rates, and
   latency quantiles (p50, p90, p99, max, in milliseconds) of the ok ops. An op's nemesis state is
-  ``fault`` when its invocation falls inside a fault interval of its run (``harness.core.faults``
+  ``fault`` when its invocation falls inside a fault interval of its run (``harness.faults``
   defines the intervals, ``spark_analysis.intervals`` merges them), else ``healthy``.
 - ``recovery``: per (fault mix, variant): heals, heals never followed by an ok op, and quantiles of the time
   to recover = from a heal's completion to the first completion of an ``ok`` client op invoked at or after
@@ -49,19 +51,23 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from checkers.history_parquet import ParquetHistoryError, check_current, parquet_dir_for
-from checkers.queue_keys import KEY_KINDS as KINDS
-from harness.core.faults import mix_name
-from harness.core.verdict import Verdict
+from checkers.groups import GROUP_KINDS
+from checkers.history.parquet import ParquetHistoryError, check_current, parquet_dir_for
+from checkers.queue.keys import KEY_KINDS
+from harness.faults import mix_name
+from harness.verdict import Verdict
 from spark_analysis import columnar
+from spark_analysis.completion import completed, invocation_struct
 from spark_analysis.errors import SparkAnalysisError
 from spark_analysis.extract import checkpoint, key_table, records, with_committed
+from spark_analysis.groups import GROUP_COLUMNS, count_rows, group_parts
 from spark_analysis.intervals import fault_intervals
 from spark_analysis.keyed import count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import read_jsonl, with_order
 from spark_analysis.session import LARGE_INPUT_BYTES
 
 HISTORY, SPEC, RESULTS = "history.jsonl", "spec.json", "results.json"
+KINDS = (*KEY_KINDS, *GROUP_KINDS)  # the anomaly kinds counted per run
 QUANTILES = (0.5, 0.9, 0.99)
 
 
@@ -107,7 +113,7 @@ def _read_json(path: Path) -> dict:
 
 
 def fault_mix(nemesis: Any) -> str:
-    """A run's fault mix (``harness.core.faults.mix_name``): nemesis names sorted and joined by ``+``."""
+    """A run's fault mix (``harness.faults.mix_name``): nemesis names sorted and joined by ``+``."""
     return mix_name(nemesis)
 
 
@@ -151,23 +157,24 @@ def _uri_dir(uri: str) -> str:
 
 
 def client_pairs(ops: DataFrame) -> DataFrame:
-    """Client invocations paired with their completions (any ``f``), as ``harness.core.history.pair_ops``.
+    """Client invocations paired with their completions (any ``f``), as ``harness.history.pair_ops``, and
+    completed by the one rule (``spark_analysis.completion``: ``harness.history.complete_op``).
 
     Columns: run, process, f, type (completion type; ``info`` when never completed), invoke_time,
     complete_time, latency_ns.
     """
     client = ops.where(F.col("process") != "nemesis")
     w = Window.partitionBy("run", "process").orderBy("block", "rid")
+    fields = ("f", "type", "invoke_time", "complete_time")
     x = client.select("run", "process", "type", "f", "time",
-                      F.lag(F.struct("type", "time")).over(w).alias("prev"),
+                      F.lag(invocation_struct(fields)).over(w).alias("prev"),
                       F.lead(F.lit(1)).over(w).isNull().alias("is_last"))
-    done = (x.where((F.col("type") != "invoke") & (F.col("prev.type") == "invoke"))
-            .select("run", "process", "f", "type", F.col("prev.time").alias("invoke_time"),
-                    F.col("time").alias("complete_time")))
-    open_ = (x.where((F.col("type") == "invoke") & F.col("is_last"))
-             .select("run", "process", "f", F.lit("info").alias("type"), F.col("time").alias("invoke_time"),
-                     F.lit(None).cast("long").alias("complete_time")))
-    return done.unionByName(open_).withColumn("latency_ns", F.col("complete_time") - F.col("invoke_time"))
+    paired = (F.col("type") != "invoke") & (F.col("prev.type") == "invoke")
+    unfinished = (F.col("type") == "invoke") & F.col("is_last")
+    # ``process`` is the window's partition: the invocation's and the completion's are the same.
+    return (x.where(paired | unfinished)
+            .select("run", "process", *[completed(name, paired).alias(name) for name in fields])
+            .withColumn("latency_ns", F.col("complete_time") - F.col("invoke_time")))
 
 
 _INTERVAL_SCHEMA = T.StructType([T.StructField("run", T.StringType()), T.StructField("kind", T.StringType()),
@@ -266,8 +273,10 @@ def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os
 
     common = ["run", "file", "block", "rid", "time", "type", "process", "f"]
     ops = parts[0].select(*common)
+    group_ops = parts[0].select(*GROUP_COLUMNS)
     for extra in parts[1:]:
         ops = ops.unionByName(extra.select(*common))
+        group_ops = group_ops.unionByName(extra.select(*GROUP_COLUMNS))
     pairs = client_pairs(ops)
     intervals = nemesis_intervals(ops)
     intervals.persist()
@@ -301,6 +310,10 @@ def aggregate_store(spark: SparkSession, store: str | os.PathLike, out: str | os
             if jsonl_runs:
                 refuse_odd(run_facts(checkpoints[0]), str(store))
             kinds_pdf = count_anomalies(key_pass(spark, table, facts)).toPandas()
+            parts = group_parts(group_ops)
+            if parts is not None:
+                checkpoints.append(parts)
+                kinds_pdf = pd.concat([kinds_pdf, count_rows(parts).toPandas()], ignore_index=True)
         finally:
             for t in checkpoints:
                 t.unpersist()

@@ -1,13 +1,13 @@
 """One history checked by Spark: the entry point behind ``--engine spark``.
 
 ``check_history(path)`` returns the same dict as ``checkers.queue.queue_anomalies``: every kind but the cycles
-(``checkers.queue_keys.KEY_KINDS``) computed one key at a time by the Python checker's own code
+(``checkers.queue.keys.KEY_KINDS``) computed one key at a time by the Python checker's own code
 (``spark_analysis.keyed``), and the cycle kinds from the dependency graph that pass emits
 (``spark_analysis.cycles``; ``[]`` with the option ``cycles`` False, as in Python). The input is chosen
 by ``locate``:
 
 - a columnar history (``history.parquet/`` beside ``history.jsonl``, or such a directory given itself) is
-  read when present, after ``checkers.history_parquet.check_current`` has checked that it is whole and
+  read when present, after ``checkers.history.parquet.check_current`` has checked that it is whole and
   derived from the JSONL as it is now (a mismatch is an error saying how to rebuild it, never a silent
   fallback); its key table is read as it is;
 - otherwise the JSONL is read with an explicit schema (``spark_analysis.read``) and turned into the same
@@ -15,6 +15,10 @@ by ``locate``:
 
 Malformed lines are reported (count and the first ones with file and line) for both inputs, or raised
 with ``strict=True``.
+
+The consumer-group checks (``spark_analysis.groups``) read the op table of the same input (``ops.parquet``,
+or the parsed JSONL lines), so ``prepare`` runs their first pass while that table is at hand; a history
+without group ops has none (``SparkCheckResult.groups`` None), as the Python checker then does not run.
 """
 
 from __future__ import annotations
@@ -28,12 +32,13 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.history_parquet import NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
-from checkers.queue_keys import KEY_KINDS
+from checkers.history.parquet import NEMESIS, ParquetHistoryError, check_current, parquet_dir_for
+from checkers.queue.keys import KEY_KINDS
 from spark_analysis import columnar
 from spark_analysis.cycles import queue_anomalies_spark
 from spark_analysis.errors import CorruptInput
 from spark_analysis.extract import checkpoint, key_table, records, with_committed
+from spark_analysis.groups import GroupFindings, collect, group_parts
 from spark_analysis.keyed import RunFacts, count_anomalies, key_pass, refuse_odd, run_facts
 from spark_analysis.read import (
     Malformed,
@@ -107,6 +112,7 @@ class Prepared:
     malformed: list[Malformed] = field(default_factory=list)
     nemesis: list[dict] = field(default_factory=list)
     first_final_invoke: int | None = None
+    group_parts: DataFrame | None = None  # the group checks' first pass (``spark_analysis.groups``)
     cached: list[DataFrame] = field(default_factory=list)  # what ``release`` drops
 
     def release(self) -> None:
@@ -114,18 +120,28 @@ class Prepared:
         for df in self.cached:
             df.unpersist()
 
+    def groups(self) -> GroupFindings | None:
+        """The group checks' findings (``prepare`` with ``groups``), None when the history has no group op."""
+        return None if self.group_parts is None else collect(self.group_parts).get("")
 
-def prepare(spark: SparkSession, where: Located, *, strict: bool = False, nemesis: bool = False) -> Prepared:
+    def _add_groups(self, ops: DataFrame) -> None:
+        self.group_parts = group_parts(ops)
+        if self.group_parts is not None:
+            self.cached.append(self.group_parts)
+
+
+def prepare(spark: SparkSession, where: Located, *, strict: bool = False, nemesis: bool = False,
+            groups: bool = False) -> Prepared:
     """Read the input of ``where`` into a key table (run ``""``) and the facts the check needs; with
     ``nemesis`` also the nemesis ops and the first final invocation's time (the engine's profile and
-    recovery deadline)."""
+    recovery deadline); with ``groups`` the first pass of the group checks (``Prepared.groups``)."""
     if where.uses_parquet:
-        return _prepare_parquet(spark, where, strict, nemesis)
-    return _prepare_jsonl(spark, str(where.jsonl), strict, nemesis)
+        return _prepare_parquet(spark, where, strict, nemesis, groups)
+    return _prepare_jsonl(spark, str(where.jsonl), strict, nemesis, groups)
 
 
-def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis: bool) -> Prepared:
-    from checkers.history_parquet import read_manifest, read_ops
+def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis: bool, groups: bool) -> Prepared:
+    from checkers.history.parquet import read_manifest, read_ops
 
     directory = str(where.parquet)
     manifest = read_manifest(directory)
@@ -146,6 +162,8 @@ def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis:
                .where((F.col("final") == "true") & (F.col("type") == "invoke"))
                .agg(F.min_by("time", "rid").alias("t")).collect()[0])
         prepared.first_final_invoke = row["t"]
+    if groups:
+        prepared._add_groups(columnar.ops(spark, [directory], run=""))
     return prepared
 
 
@@ -154,7 +172,7 @@ def _prepare_parquet(spark: SparkSession, where: Located, strict: bool, nemesis:
 JSONL_BYTES_PER_PARTITION = 64 * 1024 * 1024
 
 
-def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) -> Prepared:
+def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool, groups: bool) -> Prepared:
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     large = size >= LARGE_INPUT_BYTES
     previous = spark.conf.get("spark.sql.shuffle.partitions")
@@ -178,6 +196,8 @@ def _prepare_jsonl(spark: SparkSession, path: str, strict: bool, nemesis: bool) 
             row = (ops.where((F.col("final") == "true") & (F.col("type") == "invoke"))
                    .agg(F.min_by("time", F.struct("block", "rid")).alias("t")).collect()[0])
             prepared.first_final_invoke = row["t"]
+        if groups:  # now, while the parsed lines are cached: the parts are checkpointed
+            prepared._add_groups(ops)
     finally:
         raw.unpersist()
         spark.conf.set("spark.sql.shuffle.partitions", previous)
@@ -195,20 +215,24 @@ class SparkCheckResult:
     malformed: list[Malformed] = field(default_factory=list)
     source: str = "jsonl"
     client_ops: int = 0
+    groups: dict[str, list[dict]] | None = None  # every group anomaly by kind; None without group ops
 
 
 def check_history(path: str, options: dict | None = None, *, master: str | None = None,
                   strict: bool = False, spark: Any = None, source: str = "auto") -> SparkCheckResult:
-    """Every queue kind on one history (see the module docstring for the input)."""
+    """Every queue kind on one history, and the group kinds when it has group ops (see the module docstring
+    for the input)."""
     where = locate(path, source)
     spark = spark or get_session(master, input_bytes=where.input_bytes)
-    prepared = prepare(spark, where, strict=strict)
+    prepared = prepare(spark, where, strict=strict, groups=True)
     try:
         anomalies = queue_anomalies_spark(spark, prepared.table, prepared.facts, dict(options or {}))
+        groups = prepared.groups()
     finally:
         prepared.release()
     return SparkCheckResult(anomalies, prepared.malformed_count, prepared.malformed,
-                            "parquet" if where.uses_parquet else "jsonl", prepared.facts.client_ops)
+                            "parquet" if where.uses_parquet else "jsonl", prepared.facts.client_ops,
+                            None if groups is None else groups.anomalies)
 
 
 def anomaly_counts(path: str, options: dict | None = None, *, spark: Any, source: str = "auto") -> dict[str, int]:

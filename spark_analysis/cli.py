@@ -2,13 +2,14 @@
 
 - ``kraftcheck aggregate STORE [--master URL] [--out DIR] ...`` (``main``): aggregate a whole store.
 - ``python -m spark_analysis check HISTORY [--input auto|jsonl|parquet] [--master URL] [--json]``
-  (``check_main``): the Spark queue checks on one history, from its columnar form when there is one (the
-  engine behind ``--engine spark``). ``kraftcheck export --format parquet`` writes the columnar form.
+  (``check_main``): the Spark queue checks on one history, and the consumer-group checks when it has group
+  ops, from its columnar form when there is one (the engine behind ``--engine spark``). ``kraftcheck export --format parquet`` writes the columnar form.
 
-Exit codes as everywhere in kraftcheck: 0 valid / done, 1 anomalies found, 2 unusable input (a store that is
-not a directory, an EDN file where JSONL is expected), 255 when the analysis could not run (no Java, bad
-master URL, corrupt input with ``--strict``, a columnar history that does not match its JSONL, no runs in
-the store).
+Exit codes from the table ``harness.verdict.EXIT_CODES``, as everywhere in kraftcheck: that of valid when
+done (no anomaly), of invalid when anomalies were found, ``EXIT_USAGE`` for unusable input (a store that is
+not a directory, an EDN file where JSONL is expected), that of a harness error when the analysis could not
+run (no Java, bad master URL, corrupt input with ``--strict``, a columnar history that does not match its
+JSONL, no runs in the store).
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from harness.core.history import edn_problem, malformed_summary
+from harness.history import edn_problem, malformed_summary
+from harness.verdict import EXIT_HARNESS_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from spark_analysis.errors import SparkAnalysisError
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 255
 
 
 def _session_args(p: argparse.ArgumentParser) -> None:
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kraftcheck aggregate: error: store {args.store}: not a directory", file=sys.stderr)
         return EXIT_USAGE
     try:
-        from harness.core.store import list_histories
+        from harness.store import list_histories
 
         spark = _session(args, sum(h.stat().st_size for h in list_histories(args.store)))
         from spark_analysis.aggregate import aggregate_store
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                                   limit_runs=args.limit_runs)
     except SparkAnalysisError as exc:
         print(f"kraftcheck aggregate: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_HARNESS_ERROR
     finally:
         from spark_analysis.session import stop_session
 
@@ -87,17 +87,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def check_main(argv: list[str] | None = None) -> int:
-    """``check HISTORY``: the Spark queue checks on one history; exit 1 when any anomaly was found."""
+    """``check HISTORY``: the Spark queue (and group) checks on one history; exit 1 when any anomaly was found."""
     p = argparse.ArgumentParser(prog="python -m spark_analysis check",
-                                description="Queue anomalies of one history computed by Spark (the same "
-                                            "definitions and results as kraftcheck check's queue checker).")
+                                description="Queue anomalies of one history computed by Spark, and consumer-group "
+                                            "anomalies when it has group ops (the same definitions and results as "
+                                            "kraftcheck check's queue and group checkers).")
     p.add_argument("history", help="history.jsonl (or its history.parquet directory)")
     p.add_argument("--input", choices=("auto", "jsonl", "parquet"), default="auto",
                    help="what to read: the columnar history when there is one (auto, the default), only it, "
                         "or the JSONL")
     p.add_argument("--unseen-deadline-ns", type=int, default=None,
                    help="history time after which a write nobody read is unseen (default: none)")
-    p.add_argument("--strict", action="store_true", help="fail (exit 255) on any malformed line")
+    p.add_argument("--strict", action="store_true", help=f"fail (exit {EXIT_HARNESS_ERROR}) on any malformed line")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     _session_args(p)
     args = p.parse_args(argv)
@@ -113,14 +114,15 @@ def check_main(argv: list[str] | None = None) -> int:
         result = check_history(args.history, options, strict=args.strict, spark=spark, source=args.input)
     except SparkAnalysisError as exc:
         print(f"spark check: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_HARNESS_ERROR
     finally:
         from spark_analysis.session import stop_session
 
         stop_session()
-    found = {k: len(v) for k, v in result.anomalies.items() if v}
+    found = {k: len(v) for k, v in {**result.anomalies, **(result.groups or {})}.items() if v}
     if args.json:
-        print(json.dumps({"engine": "spark", "input": result.source, "anomalies": result.anomalies, "counts": found,
+        print(json.dumps({"engine": "spark", "input": result.source, "anomalies": result.anomalies,
+                          "group_anomalies": result.groups, "counts": found,
                           "malformed_count": result.malformed_count,
                           "malformed": [str(m) for m in result.malformed]}))
     else:
@@ -141,5 +143,5 @@ def dispatch(argv: list[str] | None = None) -> int:
     commands = {"aggregate": main, "check": check_main}
     if not argv or argv[0] not in commands:
         print("usage: python -m spark_analysis {aggregate,check} ...", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     return commands[argv[0]](argv[1:])

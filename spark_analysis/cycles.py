@@ -1,6 +1,6 @@
 """Every queue kind of one history by Spark, the cycle kinds (G0, G1c and their realtime variants) included.
 
-The cycle kinds are those of ``checkers/queue_cycles.py``, found in three steps:
+The cycle kinds are those of ``checkers/queue/cycles.py``, found in three steps:
 
 1. The keyed pass (``spark_analysis.keyed.key_pass`` with ``graph="reduced"``) returns, besides the anomaly
    rows, the ok vertices' completion times (the barriers) and the ww/wr edges no realtime path implies
@@ -11,9 +11,9 @@ The cycle kinds are those of ``checkers/queue_cycles.py``, found in three steps:
    when its invocation and completion fall inside the component's barriers (``edges.Part``), so these
    are the components of the whole graph. A valid history has none, and the check ends there.
 3. Otherwise a second keyed pass returns the ops of those components and every ww/wr edge between them
-   (``edges.part_rows``), and the Python checker's own search (``queue_cycles.search_cycles``) names the
+   (``edges.part_rows``), and the Python checker's own search (``checkers.queue.cycles.search_cycles``) names the
    cycles on that part of the graph, with the very barriers the whole graph has there
-   (``queue_cycles.build_graph`` with ``kept``): components are searched independently, so the result is
+   (``checkers.queue.cycles.build_graph`` with ``kept``): components are searched independently, so the result is
    the whole history's.
 """
 
@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 
 from checkers.queue import CYCLE_KINDS, KINDS
-from checkers.queue_keys import KEY_KINDS
+from checkers.queue.keys import KEY_KINDS
 from spark_analysis.edges import Part
 from spark_analysis.keyed import RunFacts, key_pass, sort_anomalies
 
@@ -55,7 +55,7 @@ def find_cycles(spark: SparkSession, table: DataFrame, facts: RunFacts, options:
                 rows: pa.Table) -> dict[str, list[dict]]:
     """The cycle kinds from the reduced graph ``rows`` of the first keyed pass (steps 2 and 3 of the module
     docstring)."""
-    from checkers.queue_cycles import build_graph, search_cycles
+    from checkers.queue.cycles import build_graph, search_cycles
 
     found = components(rows)
     if found is None:
@@ -88,7 +88,7 @@ def components(rows: pa.Table) -> Components | None:
 
     Vertices: the ends of the edges, then one barrier per distinct completion time; edges: the given ones,
     the barrier chain, each end's realtime out-edge (to the barrier of its completion, when ok) and in-edge
-    (from the last barrier strictly before its invocation), as ``checkers.queue_cycles.build_graph``
+    (from the last barrier strictly before its invocation), as ``checkers.queue.cycles.build_graph``
     makes them."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -138,7 +138,7 @@ def components(rows: pa.Table) -> Components | None:
 
 def _part_of(rows: pa.Table) -> tuple[list, list[tuple]]:
     """The ``vertex`` rows of a part (as op records, in op-index order) and its ww/wr edges."""
-    from checkers.queue_extract import OpRec
+    from checkers.queue.extract import OpRec
 
     vertices = []
     for r in rows.filter(pc.equal(rows["kind"], "vertex")).select(["a", "a_invoke", "a_done", "row"]).to_pylist():

@@ -1,7 +1,7 @@
 """The dependency graph's rows, emitted key by key by the keyed pass (``spark_analysis.keyed``).
 
-The cycle kinds need the graph of ``checkers/queue_cycles.py`` (ww, wr and realtime edges). Its ww and wr
-edges are facts of one key (``queue_cycles.dependency_edges`` on the key's analysis, the Python checker's
+The cycle kinds need the graph of ``checkers/queue/cycles.py`` (ww, wr and realtime edges). Its ww and wr
+edges are facts of one key (``checkers.queue.cycles.dependency_edges`` on the key's analysis, the Python checker's
 own code), and the realtime edges follow from the vertices' times. The Spark engine builds it in two
 steps (``spark_analysis.cycles``), both run inside a keyed pass:
 
@@ -54,7 +54,7 @@ class Part:
 def reduced_rows(a, recs: list, parts: list[int]) -> dict[str, list]:
     """The ``done`` and ``edge`` rows of one key's analysis ``a`` (``recs`` its records, ``parts`` each
     record's ``part``: a record's completion is emitted by the key of its first row only)."""
-    from checkers.queue_cycles import dependency_edges, implied_by_realtime, is_vertex
+    from checkers.queue.cycles import dependency_edges, implied_by_realtime, is_vertex
 
     committed = a.committed
     times = [r.complete_time for r, part in zip(recs, parts, strict=True)
@@ -77,7 +77,7 @@ def reduced_rows(a, recs: list, parts: list[int]) -> dict[str, list]:
 def part_rows(a, recs: list, parts: list[int], part: Part) -> dict[str, list]:
     """The ``ww``/``wr`` edges of one key's analysis ``a`` between ops of ``part``, and the ``vertex`` rows
     of the ops of ``part`` whose first row is in this key (their type in ``row``)."""
-    from checkers.queue_cycles import dependency_edges, is_vertex
+    from checkers.queue.cycles import dependency_edges, is_vertex
 
     committed = a.committed
     rows: dict[str, list] = {c: [] for c in ("kind", "key", "a", "b", "value", "a_invoke", "a_done", "row")}

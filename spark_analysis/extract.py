@@ -1,8 +1,8 @@
-"""Extraction as Spark jobs: a JSONL history's ops -> the key table of ``checkers.queue_rows``.
+"""Extraction as Spark jobs: a JSONL history's ops -> the key table of ``checkers.queue.rows``.
 
-The rules are those of ``checkers/queue_extract.py`` (the contract's "Extraction"); this module states
+The rules are those of ``checkers/queue/extract.py`` (the contract's "Extraction"); this module states
 them as DataFrame operations, every grouping keyed by ``run`` too, so one job can handle many runs. It is
-the JSONL path of the Spark engine: a columnar history (``checkers.history_parquet``) already holds the
+the JSONL path of the Spark engine: a columnar history (``checkers.history.parquet``) already holds the
 key table, written by the Python extraction itself, and the differential tests hold the two to the same
 anomalies.
 
@@ -10,14 +10,15 @@ anomalies.
   before it in its process when that row is an invocation with the same ``f`` (an invocation followed by
   another invocation is dropped, as the Python checker overwrites it); an invocation that is the last row
   of its process never completed and becomes an ``info`` record. Only ``send``, ``poll``, ``txn``,
-  ``assign`` and ``subscribe`` records are kept. A record's ``op`` is the completion's index (the
-  invocation's when none).
+  ``assign`` and ``subscribe`` records are kept. Each pair is completed by the rule every reader uses
+  (``harness.history.COMPLETED_FIELDS``, stated as columns by ``spark_analysis.completion``): a record's
+  ``op`` is the completion's index (the invocation's when none).
 - Values are parsed from their raw JSON text by ``from_json`` with explicit schemas, once per record, into
   arrays of (key, value, offset) sends and (key, pairs) reads in micro-op order; ``key_table`` then makes
   one row per (record, key) with higher-order functions (no shuffle), and one row per key of the run for
   every ``assign``/``subscribe`` record.
 - ``odd`` marks a record with a key or value that is not a 64-bit integer: the key table cannot hold it,
-  and the check refuses the history (as ``checkers.queue_rows.NotColumnar`` does for the writer).
+  and the check refuses the history (as ``checkers.queue.rows.NotColumnar`` does for the writer).
 - ``committed`` (an ``info`` record one of whose sends some ok read returned) is one join: the only
   cross-key fact the per-key checks need.
 """
@@ -27,6 +28,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+
+from spark_analysis.completion import completed, invocation_struct
 
 CLIENT_FS = ("send", "poll", "txn", "assign", "subscribe")
 SUBSCRIPTION_FS = ("assign", "subscribe")
@@ -50,7 +53,7 @@ def _at(arr: Column, i: int) -> Column:
 
 
 def _key(col: Column) -> Column:
-    """A key from JSON text or an object key: decimal text (``checkers.queue_extract.norm_key``)."""
+    """A key from JSON text or an object key: decimal text (``checkers.queue.extract.norm_key``)."""
     return F.trim(col).try_cast("long")
 
 
@@ -71,11 +74,14 @@ def checkpoint(df: DataFrame, disk_only: bool = False) -> DataFrame:
 
 
 def records(ops: DataFrame) -> DataFrame:
-    """Pair client invocations with completions (``ops`` from ``spark_analysis.read.with_order``)."""
+    """Pair client invocations with completions (``ops`` from ``spark_analysis.read.with_order``) and
+    complete them by the one rule (``spark_analysis.completion``: ``harness.history.complete_op``)."""
     client = (ops.where(F.col("process") != "nemesis")
               .withColumn("process", F.col("process").try_cast("long")))
     w = Window.partitionBy("run", "process").orderBy("block", "rid")
-    prev = F.lag(F.struct("type", "f", "index", "time", "value", "final", "seek")).over(w)
+    fields = ("index", "f", "type", "invoke_index", "invoke_time", "complete_time", "invoke_value", "value",
+              "final", "seek_to_beginning", "hwm", "ends", "rebalance_log")
+    prev = F.lag(invocation_struct(fields, extra=("type", "f"))).over(w)
     is_last = F.lead(F.lit(1)).over(w).isNull()
     x = client.select("run", "process", "type", "f", "index", "time", "value", "final", "seek", "hwm", "ends",
                       "rebalance", prev.alias("prev"), is_last.alias("is_last"))
@@ -85,23 +91,17 @@ def records(ops: DataFrame) -> DataFrame:
     paired = (F.col("type") != "invoke") & (F.col("prev.type") == "invoke") & (F.col("prev.f") == F.col("f"))
     unfinished = (F.col("type") == "invoke") & F.col("is_last")
 
-    def pick(if_paired: Column, if_unfinished: Column) -> Column:
-        return F.when(paired, if_paired).otherwise(if_unfinished)
+    def field(name: str) -> Column:
+        return completed(name, paired)
 
-    null_str = F.lit(None).cast("string")
+    # ``process`` is the window's partition: the invocation's and the completion's are the same.
     recs = x.where(paired | unfinished).select(
-        "run", F.col("index").alias("op"), pick(F.col("prev.index"), F.col("index")).alias("invoke_index"),
-        "process", "f", pick(F.col("type"), F.lit("info")).alias("type"),
-        pick(F.col("prev.time"), F.col("time")).alias("invoke_time"),
-        pick(F.col("time"), F.lit(None).cast("long")).alias("complete_time"),
-        pick(F.col("prev.value"), F.col("value")).alias("ival"), pick(F.col("value"), null_str).alias("cval"),
-        pick((F.col("prev.final") == "true") | (F.col("final") == "true"), F.col("final") == "true").alias("final"),
-        pick((F.col("prev.seek") == "true") | (F.col("seek") == "true"), F.col("seek") == "true").alias("seek"),
-        pick(F.col("hwm"), null_str).alias("hwm"), pick(F.col("ends"), null_str).alias("ends"),
-        pick(F.col("rebalance"), null_str).alias("rebalance"))
-    recs = (recs.where(F.col("f").isin(*CLIENT_FS))
-            .withColumn("final", F.coalesce("final", F.lit(False)))
-            .withColumn("seek", F.coalesce("seek", F.lit(False))))
+        "run", field("index").alias("op"), field("invoke_index").alias("invoke_index"), "process",
+        field("f").alias("f"), field("type").alias("type"), field("invoke_time").alias("invoke_time"),
+        field("complete_time").alias("complete_time"), field("invoke_value").alias("ival"),
+        field("value").alias("cval"), field("final").alias("final"), field("seek_to_beginning").alias("seek"),
+        field("hwm").alias("hwm"), field("ends").alias("ends"), field("rebalance_log").alias("rebalance"))
+    recs = recs.where(F.col("f").isin(*CLIENT_FS))
     # A final op's "ends" (the end offsets it read up to) count as high watermarks when "hwm" is absent.
     hwm = (F.when(F.col("hwm").startswith("{"), F.col("hwm"))
            .when(F.col("final") & F.col("ends").startswith("{"), F.col("ends")))
@@ -117,7 +117,7 @@ def records(ops: DataFrame) -> DataFrame:
 
 def _is_mops(x: Column) -> Column:
     """Whether raw JSON ``x`` is a micro-op list: a list whose first element is a list starting with
-    "send" or "poll" (checkers/queue_extract.py's ``_is_mops``)."""
+    "send" or "poll" (checkers/queue/extract.py's ``_is_mops``)."""
     first = _at(F.from_json(F.when(x.startswith("[["), x), T.ArrayType(_STRS)), 0)
     return F.coalesce(_at(first, 0).isin("send", "poll"), F.lit(False))
 
@@ -126,7 +126,9 @@ def _send(rec_type: Column, k: Column, x: Column) -> Column:
     """(key, value, offset, bad) of one send whose payload ``x`` is ``[offset, v]`` or a bare ``v``."""
     pair = F.when(x.startswith("["), F.from_json(x, _STRS))
     is_pair = F.coalesce(F.size(pair) == 2, F.lit(False))
-    offset = F.when(is_pair & (rec_type != "fail"), _int(_at(pair, 0)))
+    # A negative offset is Kafka's "no offset" (see checkers.queue.extract._unpack_send): unknown.
+    parsed = _int(_at(pair, 0))
+    offset = F.when(is_pair & (rec_type != "fail") & (parsed >= 0), parsed)
     raw_value = F.when(is_pair, _at(pair, 1)).otherwise(x)
     key, value = _key(k), _int(raw_value)
     return F.struct(key.alias("key"), value.alias("value"), offset.alias("offset"),
@@ -176,7 +178,7 @@ def _reads(recs: DataFrame) -> Column:
 
 
 def key_table(recs: DataFrame) -> DataFrame:
-    """One row per (record, key) with the columns of ``checkers.queue_rows.KEY_SCHEMA`` plus ``run`` and
+    """One row per (record, key) with the columns of ``checkers.queue.rows.KEY_SCHEMA`` plus ``run`` and
     ``odd`` (``committed`` still False: ``with_committed`` decides it)."""
     hwm_map = F.from_json("hwm", T.MapType(T.StringType(), T.StringType()))
     rebal = F.from_json("rebalance", T.ArrayType(T.MapType(T.StringType(), T.StringType())))

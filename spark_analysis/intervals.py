@@ -1,6 +1,6 @@
 """Nemesis intervals: when a run was under a fault, derived from the nemesis ops of its history.
 
-The rule is ``harness.core.faults``'s (the one fault coverage and the run report's bands use): a fault is
+The rule is ``harness.faults``'s (the one fault coverage and the run report's bands use): a fault is
 in place from its invocation until the ok completion of an op that heals it, a fault within its own op
 (power loss, a clock strobe, an admin op) for that op's span, a fault never healed until the end of the
 history; a fault whose op failed has no interval. Spark applies it per run through ``applyInPandas``
@@ -9,7 +9,7 @@ history; a fault whose op failed has no interval. Spark applies it per run throu
 For the statistics a moment is either "fault" or "healthy", so the intervals of a run are merged here:
 overlapping or touching intervals become one, named by its faults (``kill+power-loss``). Times are the
 history's ``time`` (ns since the run started). The heal times are the recoveries of
-``harness.core.faults``: ok heal completions that ended at least one fault; the time to recover is
+``harness.faults``: ok heal completions that ended at least one fault; the time to recover is
 measured from there (see ``spark_analysis.aggregate``).
 """
 
@@ -19,7 +19,7 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.core.faults import fault_timeline
+from harness.faults import fault_timeline
 
 
 @dataclass(frozen=True)

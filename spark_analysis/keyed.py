@@ -1,7 +1,7 @@
 """One pass per key: the Python checker's own per-key checks, run by Spark over a key table.
 
 Every queue kind but the cycles is a function of one key's records plus three facts of the whole history
-(``checkers/queue_keys.py``): whether it has a final phase, the recovery deadline (an option) and which
+(``checkers/queue/keys.py``): whether it has a final phase, the recovery deadline (an option) and which
 ``info`` ops are committed (a column of the key table). So the check of a key table (``queue.parquet`` of
 a columnar history, or ``spark_analysis.extract.key_table`` of a JSONL one) is:
 
@@ -10,7 +10,7 @@ a columnar history, or ``spark_analysis.extract.key_table`` of a JSONL one) is:
 2. ``key_pass``: the table is shuffled once so that each (run, key) group lands whole in one partition,
    the groups packed into partitions by size (largest first, so the long ones start first); then
    ``mapInArrow`` sorts each partition by (run, key, op) in Arrow, turns each group into that key's
-   records (``checkers.queue_rows.records_of_key``) and runs ``checkers.queue_keys.key_anomalies`` on
+   records (``checkers.queue.rows.records_of_key``) and runs ``checkers.queue.keys.key_anomalies`` on
    them. Only anomaly rows leave the Python workers: (run, kind, key, n, row as JSON), ``n`` the row's
    position in its key's list.
 3. ``collect_anomalies`` sorts them into the contract's lists (by key, then by each key's own order);
@@ -32,8 +32,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.queue_extract import value_sort_key
-from checkers.queue_keys import KEY_KINDS
+from checkers.queue.extract import value_sort_key
+from checkers.queue.keys import KEY_KINDS
 from spark_analysis.errors import CorruptInput
 
 _KEY_KIND_SET = frozenset(KEY_KINDS)
@@ -147,8 +147,8 @@ def _checker(has_final: dict[str, bool], options: dict[str, dict], graph: Any = 
         import pyarrow.compute as pc
 
         from checkers.queue import no_gc
-        from checkers.queue_keys import analysis_of_key, key_anomalies
-        from checkers.queue_rows import records_of_key
+        from checkers.queue.keys import analysis_of_key, key_anomalies
+        from checkers.queue.rows import records_of_key
         from spark_analysis.edges import graph_batch, part_rows, reduced_rows
 
         only_part = graph is not None and graph != "reduced"

@@ -12,13 +12,15 @@ The op DataFrame (``OPS_COLUMNS``) has one row per line of the input::
     type, process, f, node, error   string (process is "nemesis" or the decimal text of an int)
     value  string   the op's value as raw JSON text, parsed later according to ``f``
     final, seek, hwm, ends, rebalance   string   the optional fields the queue checks read, as raw JSON
-    bad    string   why the line is not a valid op (harness.core.history.validate_op's checks), or null
+    group, generation, member, stall    string   the fields of consumer-group ops the group checks read
+                                                 (``group``, ``generation``, ``member``, ``stall_ms``)
+    bad    string   why the line is not a valid op (harness.history.validate_op's checks), or null
 
 ``(block, rid)`` orders the lines of one file exactly as in the file, without a global sort and without
 collecting anything to the driver; line numbers are derived from it only when they are needed (malformed
 lines, ops without an ``index``), from a table with one row per split.
 
-Known differences from ``harness.core.history.validate_op``: a non-string ``f`` (e.g. ``5``) is read as the
+Known differences from ``harness.history.validate_op``: a non-string ``f`` (e.g. ``5``) is read as the
 string ``"5"`` instead of being rejected, and a top-level ``process`` given as a digit string (``"3"``) is
 detected with a regular expression over the raw line (it could be fooled by a nested ``"process": "..."``
 inside a client op's value; no workload writes one).
@@ -41,19 +43,22 @@ NEMESIS = "nemesis"
 _FIELDS = [("index", T.LongType()), ("time", T.LongType()), ("type", T.StringType()),
            ("process", T.StringType()), ("f", T.StringType()), ("value", T.StringType()),
            ("node", T.StringType()), ("error", T.StringType())]
-# Optional op fields the queue checks read (checkers/queue.py): the final-phase mark, the assign's
-# seek-to-beginning flag and the high watermarks a consumer saw; kept as raw JSON text.
+# Optional op fields the queue checks read (checkers/queue/anomalies.py): the final-phase mark, the assign's
+# seek-to-beginning flag and the high watermarks a consumer saw; then those of the group checks
+# (checkers/groups): the group, generation and member of an op and a zombie commit's stall. Kept as raw
+# JSON text (a JSON string's text without its quotes).
 _EXTRA = [("final", T.StringType()), ("seek_to_beginning", T.StringType()), ("hwm", T.StringType()),
-          ("ends", T.StringType()), ("rebalance_log", T.StringType())]
+          ("ends", T.StringType()), ("rebalance_log", T.StringType()), ("group", T.StringType()),
+          ("generation", T.StringType()), ("member", T.StringType()), ("stall_ms", T.StringType())]
 OP_SCHEMA = T.StructType([T.StructField(n, t) for n, t in _FIELDS + _EXTRA])
 _PARSE_SCHEMA = T.StructType(OP_SCHEMA.fields + [T.StructField("_corrupt", T.StringType())])
 OPS_COLUMNS = (["run", "file", "block", "rid"] + [n for n, _ in _FIELDS]
-               + ["final", "seek", "hwm", "ends", "rebalance", "bad"])
+               + ["final", "seek", "hwm", "ends", "rebalance", "group", "generation", "member", "stall", "bad"])
 
 
 @dataclass(frozen=True)
 class Malformed:
-    """One unusable input line: where it is and why (same meaning as harness.core.history.MalformedLine)."""
+    """One unusable input line: where it is and why (same meaning as harness.history.MalformedLine)."""
 
     path: str
     line: int
@@ -64,7 +69,7 @@ class Malformed:
 
 
 def _bad_reason(text: Column, j: Column) -> Column:
-    """Why a parsed line is not a valid op, mirroring harness.core.history.validate_op's order of checks."""
+    """Why a parsed line is not a valid op, mirroring harness.history.validate_op's order of checks."""
     process = j["process"]
     process_ok = (process == NEMESIS) | (
         process.rlike(r"^-?[0-9]+$") & ~text.rlike(r'"process"\s*:\s*"'))
@@ -95,13 +100,15 @@ def read_jsonl(spark: SparkSession, paths: str | list[str], run: str | None = No
     parsed = raw.withColumn("j", F.from_json(
         "text", _PARSE_SCHEMA, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}))
     run_col = F.lit(run) if run is not None else dir_of(F.col("file"))
-    # Blank lines are skipped by harness.core.history too; they keep counting for line numbers (via rid).
+    # Blank lines are skipped by harness.history too; they keep counting for line numbers (via rid).
     parsed = parsed.where(F.trim("text") != "")
     return parsed.select(run_col.alias("run"), "file", "block", "rid",
                          *[F.col("j")[n].alias(n) for n, _ in _FIELDS],
                          F.col("j.final").alias("final"), F.col("j.seek_to_beginning").alias("seek"),
                          F.col("j.hwm").alias("hwm"), F.col("j.ends").alias("ends"),
-                         F.col("j.rebalance_log").alias("rebalance"),
+                         F.col("j.rebalance_log").alias("rebalance"), F.col("j.group").alias("group"),
+                         F.col("j.generation").alias("generation"), F.col("j.member").alias("member"),
+                         F.col("j.stall_ms").alias("stall"),
                          _bad_reason(F.col("text"), F.col("j")).alias("bad"))
 
 
@@ -126,7 +133,7 @@ def malformed_lines(spark: SparkSession, ops: DataFrame, limit: int = 100,
 
     ``total``: the count when the caller already has it (``scan_counts``), saving a pass.
 
-    Line numbers count every physical line (blank ones included), as harness.core.history does. Only the
+    Line numbers count every physical line (blank ones included), as harness.history does. Only the
     malformed rows and one row per split reach the driver.
     """
     bad = ops.where(F.col("bad").isNotNull())
@@ -170,7 +177,7 @@ def scan_counts(ops: DataFrame) -> tuple[int, int]:
 
 
 def with_order(spark: SparkSession, ops: DataFrame, missing_index: int | None = None) -> DataFrame:
-    """Valid ops only, with ``index`` filled in like harness.core.history (position among valid ops when
+    """Valid ops only, with ``index`` filled in like harness.history (position among valid ops when
     missing) and an order key ``seq`` (``block``, ``rid``) that is file order within each file.
 
     Filling missing indices needs a per-split count; it is computed only when some index is missing.

@@ -1,11 +1,11 @@
 """Workloads: the clients that drive a cluster and the generators that say what they do.
 
 Theory of operation. A workload is two things: a *generator* of invocations (plain data, seeded: see
-``harness.core.generator``) and a *client* per logical process that turns an invocation into real Kafka
+``harness.generator``) and a *client* per logical process that turns an invocation into real Kafka
 requests and classifies the outcome. The interpreter pairs them and records every invocation and
 completion in the history; the workload never writes the history itself. The two, with the final
-generator that ends a run (after the faults are healed), form one ``harness.core.workload.Workload``;
-``workloads.registry`` maps ``spec["workload"]`` to it, so the runner drives whichever workload a spec
+generator that ends a run (after the faults are healed), form one ``harness.workload.Workload``;
+``workloads.registry`` maps ``spec.workload`` to it, so the runner drives whichever workload a spec
 names and a new one plugs in with ``registry.register``.
 
 ``queue`` (``workloads.queue`` + ``workloads.clients``) follows Jepsen's Kafka queue workload: producers

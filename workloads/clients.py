@@ -28,6 +28,9 @@ from typing import Any
 import kafka.errors as errors
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
+from harness.spec import RunSpec
+from workloads.group_client import GroupConsumer
+
 READ_POLL_MS = 200
 
 
@@ -63,15 +66,18 @@ def definite_send_failure(exc: BaseException) -> bool:
 class QueueClient:
     """One logical process's Kafka client (see the module docstring for the outcome rules)."""
 
-    def __init__(self, spec: dict, bootstrap: list[str], node: str | None = None):
+    def __init__(self, spec: RunSpec, bootstrap: list[str], node: str | None = None,
+                 op_timeout_s: float | None = None, subscriber: bool = False):
         self.spec = spec
-        self.topic = spec["topic"]
+        self.topic = spec.topic
         self.bootstrap = list(bootstrap)
         self.node = node
-        self.op_timeout_s = float(spec["op_timeout_s"])
+        self.op_timeout_s = float(spec.op_timeout_s if op_timeout_s is None else op_timeout_s)
         self._producer: Any = None
         self._consumer: Any = None
-        self._assignment = list(range(int(spec["keys"])))
+        self._assignment = list(range(int(spec.keys)))
+        # A process that consumes through the consumer group (``sub_via``): its consumer ops go there.
+        self.groups = GroupConsumer(spec, self.bootstrap, self.op_timeout_s) if subscriber else None
 
     # -- Client protocol -------------------------------------------------------------------------
 
@@ -89,10 +95,17 @@ class QueueClient:
             except Exception:
                 pass
         self._producer = self._consumer = None
+        if self.groups is not None:
+            self.groups.close()
 
     def invoke(self, run: Any, op: dict) -> dict:
         """Execute a ``send`` / ``poll`` / ``assign`` invocation; return its completion."""
         f = op["f"]
+        if self.groups is not None and not op.get("final"):
+            if f == "poll":
+                return self.groups.poll(op, records_by_key)
+            if f in ("subscribe", "commit", "crash"):
+                return getattr(self.groups, f)(op)
         if f == "send":
             return self._send(op)
         if f == "poll" and op.get("final"):
@@ -108,12 +121,12 @@ class QueueClient:
     def _producer_handle(self) -> Any:
         if self._producer is None:
             budget_ms = int(self.op_timeout_s * 1000)
-            acks = self.spec.get("acks", "all")
+            acks = self.spec.acks
             self._producer = KafkaProducer(
                 bootstrap_servers=self.bootstrap,
                 acks=acks,
-                # Idempotence (the default) requires acks=all; spec["idempotence"] says which one ran.
-                enable_idempotence=bool(self.spec.get("idempotence", True)) and acks == "all",
+                # Idempotence (the default) requires acks=all; spec.idempotence says which one ran.
+                enable_idempotence=self.spec.idempotence and acks == "all",
                 linger_ms=0,
                 request_timeout_ms=max(1000, budget_ms // 3),
                 delivery_timeout_ms=max(2000, int(budget_ms * 0.8)),
@@ -145,7 +158,10 @@ class QueueClient:
         except Exception as exc:
             kind = "fail" if definite_send_failure(exc) else "info"
             return dict(op, type=kind, value=[key, [None, value]], error=f"{type(exc).__name__}: {exc}")
-        return dict(op, type="ok", value=[key, [metadata.offset, value]], error=None)
+        # kafka-python, like the Java client, acknowledges a retried batch that the broker reports as a
+        # duplicate (DUPLICATE_SEQUENCE_NUMBER) with offset -1: the write is acknowledged, its offset unknown.
+        offset = metadata.offset if metadata.offset >= 0 else None
+        return dict(op, type="ok", value=[key, [offset, value]], error=None)
 
     # -- consumer --------------------------------------------------------------------------------
 
@@ -187,7 +203,7 @@ class QueueClient:
         """Read every partition from the beginning up to its end offset, on a dedicated consumer."""
 
         deadline = time.monotonic() + self.op_timeout_s * 0.9
-        keys = list(op["keys"]) if op.get("keys") is not None else list(range(int(self.spec["keys"])))
+        keys = list(op["keys"]) if op.get("keys") is not None else list(range(int(self.spec.keys)))
         if not keys:
             return dict(op, type="info", value=None, error="no partition to read")
         partitions = [TopicPartition(self.topic, k) for k in keys]
@@ -202,19 +218,9 @@ class QueueClient:
                 # no end offset for a partition without a leader (kafka-python raises KeyError for one it
                 # got no answer for): nothing was read, so the op is retried
                 return dict(op, type="info", value=None, error=f"final read: end offsets unknown: {exc!r}")
-            read: dict[str, list[list[Any]]] = {str(k): [] for k in keys}
-            while True:
-                pending = [tp for tp in partitions if _position(consumer, tp, deadline) < ends[tp]]
-                if not pending:
-                    break
-                if time.monotonic() > deadline:
-                    positions = {tp.partition: _position(consumer, tp, deadline) for tp in pending}
-                    ends_left = {tp.partition: ends[tp] for tp in pending}
-                    return dict(op, type="info", value=None,
-                                error=f"final read incomplete: positions {positions} < ends {ends_left}")
-                for key, records in records_by_key(consumer.poll(timeout_ms=READ_POLL_MS,
-                                                                 max_records=5000)).items():
-                    read[key].extend(records)
+            read, incomplete = read_to_ends(consumer, partitions, ends, deadline)
+            if incomplete is not None:
+                return dict(op, type="info", value=None, error=incomplete)
             return dict(op, type="ok", value=read, error=None,
                         ends={str(tp.partition): ends[tp] for tp in partitions})
         finally:
@@ -231,6 +237,22 @@ def _position(consumer: Any, tp: Any, deadline: float) -> int:
     except Exception:
         return -1
     return -1 if position is None else position
+
+
+def read_to_ends(consumer: Any, partitions: list, ends: dict, deadline: float) -> tuple[dict, str | None]:
+    """Poll ``consumer`` (assigned ``partitions``) until every position reaches its end offset in ``ends``:
+    the records read by key, and None; or, past ``deadline``, what was left unread (the read is incomplete)."""
+    read: dict[str, list[list[Any]]] = {str(tp.partition): [] for tp in partitions}
+    while True:
+        pending = [tp for tp in partitions if _position(consumer, tp, deadline) < ends[tp]]
+        if not pending:
+            return read, None
+        if time.monotonic() > deadline:
+            positions = {tp.partition: _position(consumer, tp, deadline) for tp in pending}
+            ends_left = {tp.partition: ends[tp] for tp in pending}
+            return read, f"final read incomplete: positions {positions} < ends {ends_left}"
+        for key, records in records_by_key(consumer.poll(timeout_ms=READ_POLL_MS, max_records=5000)).items():
+            read[key].extend(records)
 
 
 def records_by_key(batches: dict) -> dict[str, list[list[Any]]]:

@@ -1,4 +1,4 @@
-"""The workloads a run can name in ``spec["workload"]``, each a ``harness.core.workload.Workload``.
+"""The workloads a run can name in ``spec.workload``, each a ``harness.workload.Workload``.
 
 ``workload_for(name)`` is the only way the runner (and the scenarios) reach a workload; ``register`` adds
 one (a test's, or a project's own), after which a spec naming it runs without any change to the runner.
@@ -6,14 +6,14 @@ one (a test's, or a project's own), after which a spec naming it runs without an
 
 from __future__ import annotations
 
-from harness.core.workload import Workload
+from harness.workload import Workload
 from workloads import queue
 
 WORKLOADS: dict[str, Workload] = {queue.WORKLOAD.name: queue.WORKLOAD}
 
 
 class UnknownWorkload(ValueError):
-    """``spec["workload"]`` names no registered workload (the message lists the known ones)."""
+    """``spec.workload`` names no registered workload (the message lists the known ones)."""
 
 
 def register(workload: Workload) -> None:

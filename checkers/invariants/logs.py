@@ -16,6 +16,9 @@ I5 (metadata log matching) reads the partition states: a replica that applied pa
 hold the state the controller committed with that PE (the partition's records are a prefix of the
 controller's log); and a broker's last applied metadata offset (``metadata_offset``) never passes the
 controller's last committed offset.
+
+These are the comparisons alone; which summaries and states are compared, and when, is the rules' part
+(``rules.py``), and what the trace said last is the state's (``state.py``).
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ def checkpoints(summary: dict) -> dict[int, str]:
     return out
 
 
-def compare_logs(a: dict, b: dict, res: Any) -> None:
-    """Evaluate I4 and I16 between two replicas' summaries ``a`` and ``b`` (events)."""
+def match_prefixes(a: dict, b: dict, res: Any) -> None:
+    """I4 between two replicas' summaries ``a`` and ``b`` (events): their logs agree below both HWMs."""
     if a.get("log_start") != b.get("log_start"):
         return  # prefixes from different starts (retention) are not comparable by digest
     start = a.get("log_start", 0)
@@ -50,6 +53,13 @@ def compare_logs(a: dict, b: dict, res: Any) -> None:
         else:
             res.bad("I4", f"replicas {a.get('replica')} and {b.get('replica')} differ below offset {bad} "
                           f"(both HWMs >= {bad}: committed records)", [a, b])
+
+
+def match_epochs(a: dict, b: dict, res: Any) -> None:
+    """I16 between two replicas' summaries ``a`` and ``b``: ranges of one epoch with the same extent hold
+    the same records."""
+    if a.get("log_start") != b.get("log_start"):
+        return  # ranges from different starts (retention) are not comparable by digest
     ranges_b = {(r[0], r[1], r[2]): r[3] for r in b.get("ranges") or []}
     if not {r[0] for r in a.get("ranges") or []} & {key[0] for key in ranges_b}:
         res.ok("I16")  # no epoch in common: no record can be claimed by both
@@ -74,65 +84,3 @@ def compare_state(replica_ev: dict, ctl_ev: dict, res: Any) -> None:
                       f"{', '.join(f'{f}={ctl_ev[f]}' for f in diff)}", [ctl_ev, replica_ev])
     else:
         res.ok("I5")
-
-
-class LogViews:
-    """Per partition: the latest log summary of each replica, the controller's state by partition epoch,
-    and replica states waiting for the controller's record (the trace of another process may come later)."""
-
-    def __init__(self) -> None:
-        self.summaries: dict[tuple, dict[Any, dict]] = {}
-        self.ctl_by_pe: dict[tuple, dict[int, dict]] = {}
-        self.waiting: dict[tuple, list[dict]] = {}
-        self.ctl_offset = -1
-        self.broker_offsets: list[dict] = []
-
-    def summary(self, pk: tuple, ev: dict, res: Any) -> None:
-        """A replica's log summary: compare it with the other replicas' latest ones (I4, I16)."""
-        latest = self.summaries.setdefault(pk, {})
-        for replica, other in latest.items():
-            if replica != ev.get("replica"):
-                compare_logs(ev, other, res)
-        latest[ev.get("replica")] = ev
-
-    def controller_state(self, pk: tuple, ev: dict, res: Any) -> None:
-        """A committed partition state: remember it and settle replica states waiting for it (I5)."""
-        if ev.get("offset") is not None:
-            self.ctl_offset = max(self.ctl_offset, ev["offset"])
-        pe = ev.get("partition_epoch")
-        if pe is None:
-            return
-        self.ctl_by_pe.setdefault(pk, {})[pe] = ev
-        waiting = self.waiting.get((pk, pe))
-        if waiting:
-            for rev in waiting:
-                compare_state(rev, ev, res)
-            del self.waiting[(pk, pe)]
-
-    def replica_state(self, pk: tuple, ev: dict, res: Any) -> None:
-        """A replica applied a partition state: compare it with the controller's at its PE (I5)."""
-        pe = ev.get("partition_epoch")
-        if pe is None:
-            return
-        ctl = self.ctl_by_pe.get(pk, {}).get(pe)
-        if ctl is None:
-            self.waiting.setdefault((pk, pe), []).append(ev)
-        else:
-            compare_state(ev, ctl, res)
-
-    def controller_offset(self, ev: dict) -> None:
-        """Any controller record with an offset: the controller's log reaches at least that far."""
-        if ev.get("offset") is not None:
-            self.ctl_offset = max(self.ctl_offset, ev["offset"])
-
-    def finish(self, res: Any) -> None:
-        """At the end: every broker's applied metadata offset lies within the controller's log (I5)."""
-        for ev in self.broker_offsets:
-            if self.ctl_offset < 0:
-                return
-            if ev.get("offset", -1) > self.ctl_offset:
-                res.bad("I5", f"broker {ev.get('broker')} applied metadata up to offset {ev['offset']}, past "
-                              f"the controller's last committed offset {self.ctl_offset}", [ev])
-            else:
-                res.ok("I5")
-        self.broker_offsets = []

@@ -28,8 +28,8 @@ Per-key partitioning (P-compositionality, Herlihy & Wing): each key is an indepe
 key's sub-history is searched alone (the search is exponential in concurrency, so this matters). A
 time limit makes the verdict ``unknown`` with the reason (which key, how many states explored), never a
 guess. The executable (``python -m checkers.linear``) reads our JSONL history, Jepsen EDN, porcupine's
-etcd logs and kv histories, and prints a JSON verdict; exit codes 0 linearizable, 1 not, 2 unknown,
-255 error. When a knossos command is configured (``--knossos CMD`` or ``KRAFTCHECK_KNOSSOS``) the same entry
+etcd logs and kv histories, and prints a JSON verdict; its exit code is the verdict's in
+``harness.verdict.EXIT_CODES``. When a knossos command is configured (``--knossos CMD`` or ``KRAFTCHECK_KNOSSOS``) the same entry
 point exports EDN, runs knossos instead and parses its verdict. Knossos is not installed on this machine:
 that path is tested on recorded knossos output only.
 """

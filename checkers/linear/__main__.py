@@ -1,6 +1,7 @@
 """``python -m checkers.linear [--model M] [--format F] [--time-limit S] [--knossos CMD] FILE``.
 
-Prints the verdict as JSON on stdout; exit code 0 linearizable, 1 not linearizable, 2 unknown, 255 error.
+Prints the verdict as JSON on stdout; the exit code is the verdict's in ``harness.verdict.EXIT_CODES``
+(linearizable: valid), or that of a harness error when the file cannot be checked.
 Models: auto (from the ops), register, cas-register, kv, kafka-log. Formats: auto, jsonl, edn, etcd-log.
 """
 
@@ -15,7 +16,7 @@ from checkers.linear.engine import check_partitions
 from checkers.linear.formats import load
 from checkers.linear.knossos import configured_command, run_knossos
 from checkers.linear.models import MODELS
-from harness.core.verdict import EXIT_CODES, HARNESS_ERROR, word_of
+from harness.verdict import EXIT_CODES, EXIT_HARNESS_ERROR, word_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             result = check_partitions(model, parts, args.time_limit, all_keys=args.all_keys)
     except (OSError, ValueError, KeyError) as exc:
         print(json.dumps({"valid": "unknown", "error": f"{type(exc).__name__}: {exc}"}))
-        return EXIT_CODES[HARNESS_ERROR]
+        return EXIT_HARNESS_ERROR
     finally:
         if collecting:
             gc.enable()

@@ -22,7 +22,8 @@ from typing import Any
 
 from checkers.linear.models import KAFKA_LOG_MODELS, UNKNOWN
 from checkers.linear.wgl import INF, Operation
-from checkers.queue_extract import norm_key
+from checkers.queue.extract import norm_key
+from harness.history import complete_op
 
 QUEUE_FS = {"send", "poll", "txn"}
 REGISTER_FS = {"read", "write", "cas"}
@@ -58,7 +59,7 @@ def _plain(x: Any) -> Any:
 
 def read_edn(text: str) -> list[dict]:
     """Jepsen EDN history (a vector of op maps, or one map per line) -> our op dicts with indices."""
-    from checkers.linear.edn_fast import loads_all
+    from checkers.history.edn_fast import loads_all
     try:
         raw = loads_all(text)
     except ValueError:  # something the fast reader does not know (tagged literals...): the full parser
@@ -80,9 +81,10 @@ def read_edn(text: str) -> list[dict]:
 
 
 def read_jsonl(path: str) -> list[dict]:
-    """Our JSONL history, the ops the other checkers see (read with orjson by ``history_fast.read_ops``;
-    malformed lines are skipped here, ``kraftcheck check`` reports them)."""
-    from checkers.history_fast import read_ops
+    """Our JSONL history, the ops the other checkers see (read with orjson by
+    ``checkers.history.jsonl.read_ops``; malformed lines are skipped here, ``kraftcheck check`` reports
+    them)."""
+    from checkers.history.jsonl import read_ops
     return read_ops(path)
 
 
@@ -105,22 +107,24 @@ def _pairs(ops: list[dict]):
 
 
 def to_partitions(ops: list[dict], model: str) -> dict[Any, list[Operation]]:
-    """Per-key operations for ``model`` (see the module docstring for the rules)."""
+    """Per-key operations for ``model`` (see the module docstring for the rules). Each invocation is
+    completed by ``harness.history.complete_op``, as every reader does."""
     parts: dict[Any, list[Operation]] = defaultdict(list)
     for inv, comp in _pairs(ops):
-        ctype = comp["type"] if comp is not None else "info"
-        call = inv["index"]
-        ret = comp["index"] if comp is not None and ctype != "info" else INF
-        ref = comp["index"] if comp is not None else inv["index"]
-        f = inv.get("f")
+        op = complete_op(inv, comp)
+        ctype = op["type"]
+        call = op["invoke_index"]
+        ret = INF if ctype == "info" else op["index"]  # an indeterminate op may take effect until the end
+        ref = op["index"]
+        f = op["f"]
         if model in KAFKA_LOG_MODELS:
             if f not in QUEUE_FS or ctype == "fail":
                 continue
-            _queue_ops(parts, inv, comp, ctype, call, ret, ref)
+            _queue_ops(parts, op, call, ret, ref)
             continue
-        key = inv.get("key")
-        value = inv.get("value")
-        cval = comp.get("value") if comp is not None else None
+        key = op.get("key")
+        value = op.get("invoke_value")
+        cval = op.get("value")
         if f == "cas":
             if ctype == "fail":
                 out = False  # the compare did not match (porcupine's etcd semantics)
@@ -146,22 +150,21 @@ def _is_mops(x: Any) -> bool:
                                                    for m in x)
 
 
-def _queue_ops(parts, inv, comp, ctype, call, ret, ref) -> None:
-    f = inv["f"]
-    cval = comp.get("value") if comp is not None else None
-    if f in ("send", "poll") and (_is_mops(cval) or _is_mops(inv.get("value"))):
+def _queue_ops(parts, op: dict, call, ret, ref) -> None:
+    f, ctype = op["f"], op["type"]
+    cval, ival = op.get("value"), op.get("invoke_value")
+    if f in ("send", "poll") and (_is_mops(cval) or _is_mops(ival)):
         f = "txn"
     if f == "send":
-        src = cval if ctype == "ok" and isinstance(cval, list) and len(cval) == 2 else inv.get("value")
+        src = cval if ctype == "ok" and isinstance(cval, list) and len(cval) == 2 else ival
         mops = [["send", src[0], src[1]]] if isinstance(src, list) and len(src) == 2 else []
     elif f == "poll":
         mops = [["poll", cval]] if ctype == "ok" else []
-        ends = comp.get("ends") if comp is not None else None
-        if mops and isinstance(cval, dict) and isinstance(ends, dict) and (
-                inv.get("final") is True or comp.get("final") is True):
+        ends = op.get("ends")
+        if mops and isinstance(cval, dict) and isinstance(ends, dict) and op.get("final") is True:
             mops = _final_read(parts, cval, ends, call, ret, ref)
     else:
-        mops = cval if ctype == "ok" and isinstance(cval, list) else inv.get("value") or []
+        mops = cval if ctype == "ok" and isinstance(cval, list) else ival or []
     for mop in mops:
         if not isinstance(mop, list) or not mop:
             continue
@@ -171,7 +174,8 @@ def _queue_ops(parts, inv, comp, ctype, call, ret, ref) -> None:
                 o, v = x
             else:
                 o, v = None, x
-            out = o if ctype == "ok" and isinstance(o, int) else UNKNOWN
+            # An offset that is not a non-negative integer is unknown (Kafka's clients report -1 when not told).
+            out = o if ctype == "ok" and isinstance(o, int) and not isinstance(o, bool) and o >= 0 else UNKNOWN
             parts[norm_key(mop[1])].append(Operation(call, ret, ("send", v), out, ref))
         elif mop[0] == "poll" and len(mop) == 2 and isinstance(mop[1], dict) and ctype == "ok":
             for k, pairs in mop[1].items():

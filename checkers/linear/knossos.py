@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from checkers.export import edn_value
+from checkers.history.export import edn_value
 from checkers.linear.models import UNKNOWN
 from checkers.linear.wgl import INF, Operation
 

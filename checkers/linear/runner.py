@@ -14,9 +14,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from checkers.profiles import derive_profile
+from checkers.queue.profiles import derive_profile
+from harness.checked_spec import CheckedSpec
 
 
 class _Engine:
@@ -70,7 +72,7 @@ class LinearChecker:
             cmd += ["--knossos", self.knossos]
         return _Engine(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
 
-    def check(self, spec: dict, history: list[dict], traces: list[dict]) -> dict[str, Any]:
+    def check(self, spec: CheckedSpec | Mapping | None, history: list[dict], traces: list[dict]) -> dict[str, Any]:
         """Collect the engine ``start`` launched, or run ``python -m checkers.linear`` now (on
         ``history_path``, or on the ops written to a temporary file when no file is known); parse its JSON."""
         engine, self._started = self._started, None
@@ -109,7 +111,7 @@ class LinearChecker:
             # A lost or rewritten suffix is not linearizable either; whether that is a bug is the profile's
             # call (e.g. Last Replica Standing under v3.5 is a known issue, docs/protocol-rules.md 5.1).
             has_final = any(op.get("final") is True for op in history)
-            status = derive_profile(spec or {}, history, has_final)["statuses"]["lost-write"]
+            status = derive_profile(spec, history, has_final)["statuses"]["lost-write"]
             result["status"] = status
             if status != "forbidden":
                 result["counted"] = False

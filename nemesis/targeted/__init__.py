@@ -23,6 +23,11 @@ Each family here aims a fault at such a window and, like every nemesis, returns 
   replica of the partition stopped, so the stale follower is the only live replica (the window of unclean
   election, C12); the others restart. Within its op.
 
-``--nemesis targeted`` asks for all five (``harness.core.faults.TARGETED``); ``all`` includes them. Every
-member reaches the hosts only through the abilities of ``harness.core.interfaces``.
+- ``episodes`` (``episodes``): the scripted episodes that open the windows of bugs Kafka shipped (the
+  zombie follower of KAFKA-6880, the fast fail-over of KAFKA-6361, an unclean restart of an ELR member
+  with the ISR empty), played one after the other with leadership moved through the admin API, cuts and
+  crashes; the episodes of ``simulator.historical_episodes`` on a live cluster. Within its op.
+
+``--nemesis targeted`` asks for all six (``harness.faults.TARGETED``); ``all`` includes them. Every
+member reaches the hosts only through the abilities of ``harness.interfaces``.
 """

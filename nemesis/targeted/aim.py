@@ -9,25 +9,25 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nemesis.targets import broker_node
+from nemesis.targets import broker_node, pick_partition
 
 
 def topic_of(run: Any, value: dict) -> str:
     """The op's topic: ``value["topic"]``, else the run's."""
-    return value.get("topic") or run.spec.get("topic") or "queue"
+    return value.get("topic") or run.spec.topic or "queue"
 
 
 def leader_node(run: Any, topic: str, rng: random.Random, partition: int | None = None) -> tuple[int | None, str | None]:
-    """``(partition, leader node)`` of ``partition`` (drawn with ``rng`` when None); None where unknown."""
+    """``(partition, leader node)`` of ``partition`` (drawn with ``rng`` among the partitions that have a
+    leader when None: ``nemesis.targets.pick_partition``); None where unknown."""
     try:
         leaders = run.cluster.leaders(topic)
     except Exception:
         return partition, None
     if not leaders:
         return partition, None
-    if partition is None or int(partition) not in leaders:
-        partition = rng.choice(sorted(leaders))
-    leader = leaders.get(int(partition))
+    partition = pick_partition(leaders, rng, partition)
+    leader = leaders.get(partition)
     if leader is None or int(leader) < 0:
         return partition, None
     return partition, broker_node(run.cluster, int(leader))

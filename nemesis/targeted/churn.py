@@ -29,7 +29,7 @@ import random
 import time
 from typing import Any
 
-from harness.core.interfaces import Killable, NetworkRules
+from harness.interfaces import Killable, NetworkRules
 from nemesis.admin import AdminNemesis
 from nemesis.base import NemesisUnsupported, host_label
 from nemesis.targeted.aim import broker_ids, node_of, topic_of
@@ -125,7 +125,9 @@ class ChurnNemesis:
     def _churn(self, run: Any, value: dict) -> dict:
         topic = self._topic(run, value)
         rng = random.Random(value.get("pick", 0))
-        state = self._ask(run, "describe", topic)
+        state = self._ask(run, "described", topic)
+        if not state:
+            return {"effective": False, "skipped": f"no partition of {topic} in Metadata"}
         partition = int(value["partition"]) if value.get("partition") is not None else rng.choice(sorted(state))
         before = state[partition]
         brokers = broker_ids(run)

@@ -31,6 +31,7 @@ from typing import Any
 
 from nemesis.disk import DiskNemesis
 from nemesis.targeted.aim import aim, leader_node, topic_of
+from nemesis.targets import data_nodes
 
 # Time a restarted broker needs to register (and so read its marker) before it is killed again.
 REGISTER_S = 3.0
@@ -54,7 +55,7 @@ class LossyRestartNemesis(DiskNemesis):
 
     def _crash_lossy(self, run: Any, value: dict) -> dict:
         partition, nodes = aim(run, value)
-        nodes = [n for n in nodes if n in self.mounts][:1]
+        nodes = [n for n in data_nodes(run, nodes, value) if n in self.mounts][:1]
         if not nodes:
             return {"nodes": [], "effective": False, "skipped": "no target with a lazyfs mount"}
         node = nodes[0]

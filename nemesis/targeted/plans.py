@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+EPISODES = ("zombie-follower", "fast-failover", "elr-slip")
 CUTS = ("controller-only", "follower-controller", "leader-to-follower", "follower-to-leader")
 CHURNS = ("remove-readd", "shrink-grow", "grow-shrink", "cancel-midway")
 UNDER = ("none", "kill", "kill", "partition")
@@ -44,3 +45,10 @@ def draw_cut(rng: random.Random) -> tuple[str, dict]:
 def draw_strand(rng: random.Random) -> tuple[str, dict]:
     """A stranded follower (partition and follower are drawn when the op runs, from the op's ``pick``)."""
     return "strand", {}
+
+
+def draw_episodes(rng: random.Random) -> tuple[str, dict]:
+    """The historical-bug episodes: all three every time, in a fixed order (the partition and the roles are
+    drawn when the op runs, from the op's ``pick``). Every turn plays all three, so one turn in a run is
+    enough to reach each window; the ELR episode, which stops every replica, comes last."""
+    return "episodes", {"episodes": list(EPISODES)}

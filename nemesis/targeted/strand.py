@@ -28,6 +28,7 @@ import random
 import time
 from typing import Any
 
+from nemesis.base import restart_nodes
 from nemesis.targeted.aim import leader_node, topic_of
 from nemesis.targeted.netmember import NetMember
 from nemesis.targets import broker_node
@@ -85,12 +86,7 @@ class StrandNemesis(NetMember):
         all_down = bool(stopped) and all(stopped.values()) and not any(run.host.is_running(n) for n in stopped)
         if stopped:
             time.sleep(float(value.get("down_s", self.down_s)))
-        started, errors = {}, {}
-        for node in stopped:
-            try:
-                started[node] = run.cluster.restart_node(node)
-            except Exception as exc:  # the final heal retries; the failure is evidence
-                errors[node] = f"{type(exc).__name__}: {exc}"
+        started, errors = restart_nodes(run, stopped)
         evidence["started"] = started
         if errors:
             evidence["errors"] = errors

@@ -12,8 +12,15 @@ The controller side follows Apache Kafka's QuorumController design:
 - ``records`` are the metadata log's vocabulary. ``controller.Controller`` handlers (``register_broker``,
   ``heartbeat``, ``alter_partition``, ``alter_partition_reassignments``, ``elect_leaders``, ...) *compute*
   ``ControllerResult(records, response)`` without touching state; ``Controller.replay(record, offset)`` is the
-  only mutator, used both live (after the server made the records durable: C1) and on recovery.
-- ``partition_change.PartitionChangeBuilder`` is the single place where a partition's next state is decided:
+  only mutator, used both live (after the server made the records durable: C1) and on recovery. Each
+  handler delegates to the control manager owning its concern (``control``, after Kafka's managers):
+  ``control.cluster`` (ClusterControlManager: registration, heartbeats, fencing, session timeouts),
+  ``control.replication`` (ReplicationControlManager: the builder factory, partition changes of broker
+  events, topic creation, AlterPartition), ``control.election`` (ElectLeaders, unclean elections, K7
+  recovery), ``control.reassignment`` (C16-C21, KIP-435, KIP-860) and ``control.configuration``
+  (ConfigurationControlManager: set_config and the lookups).
+- ``partition_change.PartitionChangeBuilder`` is the single place where a partition's next state is decided
+  (every manager's partition changes, K7's unclean recovery included, are its records):
   targets default to "unchanged", ``build()`` runs completion (C17-C19), ELR upkeep (K2), election
   (C10-C12, K3) and epoch rules (C2), and returns one record or ``None``.
 - ``reassignment`` holds the state-free rules (C16 validation, KIP-860 guard, grow/revert sets, the KIP-435
@@ -22,12 +29,22 @@ The controller side follows Apache Kafka's QuorumController design:
 The replica side (``replica``, ``log``, ``divergence``, ``producer_state``, ``broker``, ``metadata_image``) turns
 fetches, produce requests and materialized metadata into log, HWM and ISR decisions (L*, F*, T*, B*).
 
+The controller quorum (``raft``: Raft as KRaft does it, KIP-595 with KIP-996's pre-vote) replicates the
+metadata log between the controllers; ``quorum_controller.QuorumController`` puts the ``Controller`` on top
+of it: every voter replays committed records only, and the leader is the active controller once its
+epoch-start record is committed (Q1-Q15).
+
 The work a node does around these objects is here too, so the asyncio servers and the deterministic
 simulator (``simulator``) run the same code: ``controller_loop`` (commit = replay + trace events, timer
 rounds), ``broker_session`` (registration, heartbeat cadence, the metadata pull with B2's initial
 catch-up, L1's produce gate, the clean-shutdown marker epoch), ``follower_fetch`` (per-leader fetch
 rounds, F1/F2 for lost fetches), ``isr_loop`` (the ISR timer and lost AlterPartitions) and
 ``trace_events`` (the events nodes report besides the replicas' own).
+
+Designs Apache Kafka replaced because they lost or diverged data are switches of this core, off by default
+(``historical_bugs``: ``ReplicaConfig.historical_bug`` / ``ControllerConfig.historical_bug``), each one small
+branch named after the design, so the servers (``inject.bug``) and the simulator (``--inject-bug``) run them
+alike; docs/historical-bugs.md tells each story.
 
 What it does not see: the network, disks and time. Durability (C1's commit, B4's flush) and delivery are the
 server's job; this core states what must be durable before which answer.
@@ -46,48 +63,72 @@ Controller side
 
 ====  =======================================================================================================
 C1    ``Controller`` contract: handlers never mutate, ``Controller.replay`` applies committed records only;
-      ``Controller.check_session_timeouts`` fences one broker per result
+      ``ClusterControl.check_session_timeouts`` fences one broker per result
 C2    ``PartitionChangeBuilder.build`` (LE bump decision) + ``records.PartitionState.apply_change`` (PE+1)
-C3    ``Controller.register_broker`` (DUPLICATE_BROKER_REGISTRATION unless fenced / same incarnation)
-C4    ``Controller.register_broker`` (epoch = offset of the RegisterBrokerRecord, starts fenced)
-C5    ``Controller.heartbeat`` / ``Controller.unfence_broker`` -> ``Controller._unfence_records``
-C6    ``Controller.fence_broker``, ``Controller.check_session_timeouts`` -> ``Controller._remove_broker``;
-      v3.5 non-empty ISR in ``PartitionChangeBuilder.build``
+C3    ``ClusterControl.register_broker`` (DUPLICATE_BROKER_REGISTRATION unless fenced / same incarnation)
+C4    ``ClusterControl.register_broker`` (epoch = offset of the RegisterBrokerRecord, starts fenced)
+C5    ``ClusterControl.heartbeat`` / ``ClusterControl.unfence_broker`` -> ``ClusterControl.unfence_records``
+      (+ ``ReplicationControl.elect_leaderless``)
+C6    ``ClusterControl.fence_broker``, ``ClusterControl.check_session_timeouts`` ->
+      ``ReplicationControl.remove_broker``; v3.5 non-empty ISR in ``PartitionChangeBuilder.build``
 C7    ``Controller.replay`` (Fence/Unfence records keep the registration's epoch)
-C8    ``Controller.heartbeat`` (want_shutdown: CONTROLLED_SHUTDOWN or SHUTDOWN_NOW)
-C9    ``Controller._may_shut_down``
-C10   ``Controller._remove_broker``, ``Controller._elect_leaderless``, ``PartitionChangeBuilder.build``
-      (completion dropping the leader), ``Controller.elect_leaders``
+C8    ``ClusterControl.heartbeat`` (want_shutdown: CONTROLLED_SHUTDOWN or SHUTDOWN_NOW)
+C9    ``ClusterControl._may_shut_down``
+C10   ``ReplicationControl.remove_broker``, ``ReplicationControl.elect_leaderless``,
+      ``PartitionChangeBuilder.build`` (completion dropping the leader), ``ElectionControl.elect_leaders``
 C11   ``PartitionChangeBuilder._elect`` (keep a valid leader, else ISR ∩ acceptable in replica order)
-C12   ``PartitionChangeBuilder._elect`` (Election.UNCLEAN), ``Controller.maybe_unclean_elect``,
-      ``Controller.elect_leaders``
-C13   ``Controller.alter_partition`` + ``Controller._validate_alter_partition`` (Kafka's order and codes, in
-      the form each AlterPartition version 0-3 knows: ``alter_partition_error_for_version``)
-C14   ``Controller._validate_alter_partition`` (INELIGIBLE_REPLICA)
-C15   ``Controller.alter_partition`` (ISR <- proposal via the builder)
-C16   ``reassignment.validate_target``, ``Controller._validate_reassignment``
+C12   ``PartitionChangeBuilder._elect`` (Election.UNCLEAN), ``ElectionControl.maybe_unclean_elect``,
+      ``ElectionControl.elect_leaders``
+C13   ``ReplicationControl.alter_partition`` + ``ReplicationControl._validate_alter_partition`` (Kafka's order
+      and codes, in the form each AlterPartition version 0-3 knows: ``alter_partition_error_for_version``)
+C14   ``ReplicationControl._validate_alter_partition`` (INELIGIBLE_REPLICA)
+C15   ``ReplicationControl.alter_partition`` (ISR <- proposal via the builder)
+C16   ``reassignment.validate_target``, ``ReassignmentControl._validate``
 C17   ``partition_change.reassignment_completion`` (``CompletionRule``)
-C18   ``Controller._reassign`` + ``reassignment.merged_assignment`` + the builder's completion step
+C18   ``ReassignmentControl._reassign`` + ``reassignment.merged_assignment`` + the builder's completion step
 C19   ``PartitionChangeBuilder.build`` (completion re-checked on every AlterPartition)
-C20   ``reassignment.merged_assignment`` / ``Controller._reassign`` never touch the ISR
-C21   ``Controller._cancel`` + ``reassignment.revert_assignment``
+C20   ``reassignment.merged_assignment`` / ``ReassignmentControl._reassign`` never touch the ISR
+C21   ``ReassignmentControl._cancel`` + ``reassignment.revert_assignment``
 K1    ``elr.next_elr``; checked by ``elr.elr_invariant_violations`` / ``Controller.invariant_violations``
 K2    ``elr.next_elr`` called from ``PartitionChangeBuilder.build``
 K3    ``PartitionChangeBuilder._elect`` (ISR, then unfenced ELR member moved to the ISR)
-K4    ``Controller.register_broker`` (marker epoch != previous epoch) ->
+K4    ``ClusterControl.register_broker`` (marker epoch != previous epoch) ->
       ``PartitionChangeBuilder.set_unclean_shutdown_replicas``
 K5    ``elr.next_elr`` (LKELR upkeep and clearing)
 K6    ``partition_change.reassignment_completion`` (MinISR); HWM/acks gating is L4/L1 on the replica side
-K7    ``Controller.unclean_recovery_candidates`` (whom to ask, per strategy) + ``Controller.unclean_recovery``
-      (``ControllerConfig.unclean_recovery_strategy``): ``balanced`` -> ``balanced_unclean_recovery`` /
-      ``elr.balanced_recovery_leader``; ``proactive`` -> ``elr.proactive_recovery_leader``; ``manual``
-      never elects by itself (the operator's unclean ``elect_leaders``). The server does not yet send
-      GetReplicaLogInfo, so no strategy runs automatically in the processes
+K7    ``ElectionControl.unclean_recovery_candidates`` (whom to ask, per strategy) +
+      ``ElectionControl.unclean_recovery`` (``ControllerConfig.unclean_recovery_strategy``): ``balanced`` ->
+      ``balanced_unclean_recovery`` / ``elr.balanced_recovery_leader``; ``proactive`` ->
+      ``elr.proactive_recovery_leader``; ``manual`` never elects by itself (the operator's unclean
+      ``elect_leaders``). The record is the builder's UNCLEAN election of the chosen replica
+      (``PartitionChangeBuilder.set_unclean_leader``). The server does not yet send GetReplicaLogInfo, so
+      no strategy runs automatically in the processes
 K8    a consequence of ``elr.next_elr``; tested (scenario 22), checked as I8 by the checkers
 K9    explanatory (no code): why K1-K5 together fix 5.1
 K10   explanatory (no code): the availability cost; visible as a leaderless partition in the model
 K11   explanatory (no code): the leader's Maximal ISR may miss ELR members (replica side ignores the ELR)
 K12   ``elr.next_elr`` (ELR minus the new ISR)
+====  =======================================================================================================
+
+Controller quorum (``raft``, ``quorum_controller``; tests in ``tests/reference_impl/protocol/raft/``)
+
+====  =======================================================================================================
+Q1    ``raft.node.RaftNode._persist`` before every vote, candidacy, follow and lead (``raft.election_state``)
+Q2    ``RaftNode._handle_vote`` / ``RaftNode._can_grant`` (last epoch, then end offset; one vote per epoch)
+Q3    ``RaftNode._to_candidate``, ``RaftNode._maybe_win``, ``RaftNode._back_off``, ``RaftNode._vote_answered``
+Q4    ``RaftNode._start_election`` (prospective), ``RaftNode._can_grant`` (pre-vote refused while heard)
+Q5    ``RaftNode._to_leader`` (epoch start, ``LeaderChangeRecord`` via ``quorum_controller.leader_change_record``)
+Q6    ``RaftNode._handle_begin_epoch``, ``RaftNode._handle_end_epoch``, ``RaftNode._maybe_transition``
+Q7    ``RaftNode._handle_fetch`` (+ ``divergence.diverging_epoch``)
+Q8    ``raft.leader_state.LeaderState._maybe_advance`` (majority index, ``commit_point``, never lower)
+Q9    ``RaftNode._fetched`` (``divergence.truncation_offset``, flush before the next fetch, HWM capped)
+Q10   ``RaftNode.poll`` (follower fetch deadline, unattached election timeout)
+Q11   ``LeaderState.record_follower_contact`` / ``RaftNode.poll`` (resign on check-quorum expiry)
+Q12   ``RaftNode._to_resigned``, ``RaftNode._successor_backoff``
+Q13   ``RaftNode.handle_response`` -> ``RaftNode._maybe_transition``
+Q14   ``quorum_controller.QuorumController`` (``apply_committed``, ``active``, ``submit``/``outcome``,
+      ``ClusterControl.activate``)
+Q15   ``QuorumController.serve_metadata``, ``broker_session.ControllerDiscovery``
 ====  =======================================================================================================
 
 Replica side

@@ -24,12 +24,14 @@ The server drives it:
 
 from __future__ import annotations
 
-import random
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import Errors, InvariantViolation, KafkaError
+
+if TYPE_CHECKING:  # the caller owns randomness; the core only takes a generator
+    import random
 
 OFFLINE = "OFFLINE"
 STARTING = "STARTING"

@@ -17,7 +17,11 @@ what to do with the answers, for the broker process and the deterministic simula
   epoch of the session it ends (K4), also when the controller never confirmed the shutdown in time:
   everything was flushed either way;
 - logs found at start for partitions the broker no longer hosts (removed while it was away, T1) are
-  ``stray_logs`` once the image has caught up to the broker's own registration (only then is it complete).
+  ``stray_logs`` once the image has caught up to the broker's own registration (only then is it complete);
+- which controller to talk to (Q15): ``ControllerDiscovery`` follows the active controller the quorum's
+  answers name (NOT_CONTROLLER with a leader, a metadata answer's leader) and moves to the next voter when
+  the one it tried does not answer, so registrations, heartbeats, AlterPartitions and metadata pulls sent
+  to a deposed controller are retried on the new one.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from reference_impl.protocol.errors import KafkaError
 from reference_impl.protocol.metadata_image import InitialCatchUp, MetadataImage
 
 REGISTRATION_RETRY_MS = 500
+NOT_CONTROLLER_RETRY_MS = 50  # a request refused by a non-active controller goes to the next one soon
 FAST_HEARTBEAT_MS = 100
 METADATA_MAX_WAIT_MS = 500
 METADATA_RETRY_MS = 500
@@ -121,3 +126,42 @@ class MetadataPull:
     def receive(self, batches: Sequence[Batch]) -> list[list[tuple[int, Any]]]:
         """The batches to apply now (to ``image.apply_batch``, then the T-rules), possibly none."""
         return self._catch_up.add(batches)
+
+
+class ControllerDiscovery:
+    """The controller a broker sends its requests to (Q15).
+
+    It starts with the first voter. An answer naming the active controller (a metadata pull's answer, or
+    NOT_CONTROLLER with a known leader) moves it there; a voter that does not answer, or refuses without
+    naming a leader, sends it to the next voter in turn. With one controller it always names that one.
+    """
+
+    def __init__(self, voters: Sequence[int]) -> None:
+        if not voters:
+            raise ValueError("no controller voters")
+        self.voters = tuple(voters)
+        self._index = 0
+        self.leader: int | None = None
+
+    def target(self) -> int:
+        """Where the next request goes."""
+        return self.leader if self.leader is not None else self.voters[self._index]
+
+    def learned(self, leader: int | None) -> None:
+        """An answer named the active controller (None, or an unknown id: nothing learned)."""
+        if leader is not None and leader in self.voters:
+            self.leader = leader
+            self._index = self.voters.index(leader)
+
+    def failed(self, voter: int) -> None:
+        """``voter`` did not answer: try the next one (unless another target was learned meanwhile)."""
+        if voter == self.target():
+            self.leader = None
+            self._index = (self.voters.index(voter) + 1) % len(self.voters) if voter in self.voters else 0
+
+    def not_controller(self, voter: int, leader: int | None) -> None:
+        """``voter`` refused with NOT_CONTROLLER, naming ``leader`` (or none)."""
+        if leader is not None and leader in self.voters and leader != voter:
+            self.learned(leader)
+        else:
+            self.failed(voter)

@@ -51,14 +51,20 @@ def end_offset_for_epoch(epoch_starts: Sequence[tuple[int, int]], log_end_offset
 
 
 def diverging_epoch(epoch_starts: Sequence[tuple[int, int]], log_end_offset: int, current_leader_epoch: int,
-                    fetch_offset: int, last_fetched_epoch: int) -> EpochEndOffset | None:
+                    fetch_offset: int, last_fetched_epoch: int, *,
+                    answer_requested_epoch: bool = False) -> EpochEndOffset | None:
     """L9: the leader's divergence check for one follower fetch; None when the follower's log matches.
 
     A fetch without a last-fetched epoch (``NO_EPOCH``, an empty follower log) is never diverging.
+    ``answer_requested_epoch`` is the design before KIP-279 (historical bug
+    ``kip279-fast-failover-divergence``): the answer carried only an end offset, which stood for the
+    requested epoch even when the leader never had that epoch and the offset is where its next one starts.
     """
     if last_fetched_epoch < 0:
         return None
     answer = end_offset_for_epoch(epoch_starts, log_end_offset, last_fetched_epoch, current_leader_epoch)
+    if answer_requested_epoch:
+        answer = EpochEndOffset(last_fetched_epoch, answer.end_offset)
     if answer.epoch < last_fetched_epoch or answer.end_offset < fetch_offset:
         return answer
     return None

@@ -32,6 +32,11 @@ from reference_impl.protocol.errors import InvariantViolation
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+NO_CONTROL = -1
+CONTROL_ABORT = 0  # Kafka's ControlRecordType.ABORT
+CONTROL_COMMIT = 1  # ControlRecordType.COMMIT
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,20 @@ class LogBatch:
     base_sequence: int = NO_SEQUENCE
     max_timestamp: int = -1
     payload: bytes = b""
+    # KIP-98: the batch's attribute bits (transactional = bit 4, control = bit 5) and, for a control batch,
+    # its marker type (``CONTROL_ABORT`` / ``CONTROL_COMMIT``); the server reads both from the batch bytes.
+    attributes: int = 0
+    control_type: int = NO_CONTROL
+
+    @property
+    def is_transactional(self) -> bool:
+        """True for a batch written inside a transaction (attribute bit 4)."""
+        return bool(self.attributes & TRANSACTIONAL_BIT)
+
+    @property
+    def is_control(self) -> bool:
+        """True for a transaction marker (attribute bit 5)."""
+        return bool(self.attributes & CONTROL_BIT)
 
     @property
     def last_offset(self) -> int:

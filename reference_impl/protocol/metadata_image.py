@@ -28,6 +28,7 @@ from reference_impl.protocol.records import (
     ConfigRecord,
     FenceBrokerRecord,
     IncrementalReassignmentRecord,
+    LeaderChangeRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -227,7 +228,7 @@ class MetadataImage:
             else:
                 values[record.name] = record.value
             delta.configs.append((record.resource_type, record.resource_name, record.name))
-        elif isinstance(record, (NoOpRecord, IncrementalReassignmentRecord)):
+        elif isinstance(record, (NoOpRecord, LeaderChangeRecord, IncrementalReassignmentRecord)):
             pass  # KIP-435 final targets are controller-side planning state; brokers act on partition records
         else:
             raise InvariantViolation(f"unknown metadata record {record!r}")

@@ -10,9 +10,11 @@ builder never mutates the partition; the controller's ``replay`` applies the rec
 1. **completion** (C17, C18, C19): if a reassignment is in progress and the (requested) ISR satisfies the
    completion predicate, the final replica set and final ISR replace the merged ones;
 2. **ELR pool** (K2, K4, K12) computed against the target ISR (``elr.next_elr``);
-3. **election** (C10, C11, C12, K3): keep a still-valid leader, else the first valid replica in
+3. **election** (C10, C11, C12, K3, K7): keep a still-valid leader, else the first valid replica in
    target-replica order (ISR members; K966 then ELR members, who move into the ISR; with an UNCLEAN
-   election then any acceptable replica, which resets the ISR to the leader and marks it RECOVERING);
+   election then any acceptable replica, or the one ``set_unclean_leader`` names (K7's unclean recovery
+   picks it from the replicas' logs), which resets the ISR to the leader, clears ELR/LKELR and marks it
+   RECOVERING);
 4. **v3.5 non-empty ISR** (C6): without ELR, a change that would empty the ISR keeps the old ISR;
 5. **epochs** (C2): the record asks for LE+1 when the leader changes, a reassignment completes (seed 000
    section 4.2 step 3: "whether the leader is changed or not"), or replicas leave the replica set (a
@@ -101,6 +103,7 @@ class PartitionChangeBuilder:
         self.target_removing = list(partition.removing)
         self.target_leader_recovery_state = partition.leader_recovery_state
         self.election = Election.ONLINE
+        self.unclean_leader: int | None = None
         self.unclean_shutdown: list[int] = []
         self.clear_elr = False
         self.trace: list[tuple[str, PartitionState]] = []
@@ -136,6 +139,13 @@ class PartitionChangeBuilder:
     def set_election(self, election: Election) -> PartitionChangeBuilder:
         """Which kind of election ``build`` may run (ONLINE by default)."""
         self.election = election
+        return self
+
+    def set_unclean_leader(self, broker_id: int) -> PartitionChangeBuilder:
+        """K7: the replica an UNCLEAN election takes, chosen by an unclean recovery from the replicas' log
+        ends, instead of the first acceptable one in replica order. Clean candidates still come first, and
+        the named replica must be acceptable, else nobody is elected."""
+        self.unclean_leader = broker_id
         return self
 
     def set_unclean_shutdown_replicas(self, brokers: Iterable[int]) -> PartitionChangeBuilder:
@@ -185,6 +195,11 @@ class PartitionChangeBuilder:
                 if r in elr_set and self.is_acceptable_leader(r):
                     return r, "elr"
         if self.election is Election.UNCLEAN:
+            if self.unclean_leader is not None:
+                # K7: the recovery chose this replica (the most complete log among those that answered).
+                if self.unclean_leader in self.target_replicas and self.is_acceptable_leader(self.unclean_leader):
+                    return self.unclean_leader, "unclean"
+                return NO_LEADER, "none"
             # C12: any live replica, possibly missing committed records (declared unsafe).
             for r in self.target_replicas:
                 if self.is_acceptable_leader(r):

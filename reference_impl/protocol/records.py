@@ -136,6 +136,18 @@ class NoOpRecord:
     """Written by the controller to advance the log (heartbeat-driven catch-up checks)."""
 
 
+@dataclass(frozen=True)
+class LeaderChangeRecord:
+    """The epoch-start record of a new quorum leader (Kafka's LeaderChangeMessage control record, Q5): the
+    first record of its epoch, whose commitment commits every earlier record. Changes no controller or
+    broker state; replaying it only advances the offset."""
+
+    leader_id: int
+    leader_epoch: int
+    voters: tuple[int, ...] = ()
+    granting_voters: tuple[int, ...] = ()
+
+
 RECORD_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (
@@ -148,6 +160,7 @@ RECORD_TYPES: dict[str, type] = {
         PartitionChangeRecord,
         ConfigRecord,
         NoOpRecord,
+        LeaderChangeRecord,
         IncrementalReassignmentRecord,
     )
 }

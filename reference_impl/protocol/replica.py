@@ -23,6 +23,11 @@ Calling conventions for the server:
 
 The variant switch (``ReplicaConfig.variant``) changes one thing here: with ``kip966`` the HWM advances only
 while the committed ISR has at least MinISR members (L4).
+
+``ReplicaConfig.historical_bug`` (off by default) runs one design Kafka replaced instead of the current one
+(``historical_bugs``); each is a branch testing ``self._bug`` against its name: ``truncate-to-hwm`` in
+``_become_follower_truncation`` and ``_last_fetched_epoch``, ``fetch-without-leader-epoch`` in ``_epoch_error``
+and ``_last_fetched_epoch``, ``kip279-fast-failover-divergence`` in ``handle_follower_fetch``.
 """
 
 from __future__ import annotations
@@ -31,8 +36,13 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.protocol.divergence import diverging_epoch, truncation_offset
+from reference_impl.protocol.divergence import NO_EPOCH, diverging_epoch, truncation_offset
 from reference_impl.protocol.errors import OK, Errors, InvariantViolation, KafkaError, error
+from reference_impl.protocol.historical_bugs import (
+    FETCH_WITHOUT_LEADER_EPOCH,
+    KIP279_FAST_FAILOVER_DIVERGENCE,
+    TRUNCATE_TO_HWM,
+)
 from reference_impl.protocol.log import Log, LogBatch
 from reference_impl.protocol.log_summary import log_summary
 from reference_impl.protocol.producer_state import ProducerStateManager
@@ -42,6 +52,8 @@ from reference_impl.protocol.replica_messages import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
     Action,
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -139,6 +151,8 @@ class PartitionReplica:
         self._events: list[dict[str, Any]] = []
         self._fetch_in_flight: FetchRequest | None = None
         self._backoff_until_ms = 0
+        self._bug = self.config.historical_bug
+        self._log_checked_since_follower = False  # fetch-without-leader-epoch: the transition's one check
         self.producer_state = ProducerStateManager()
         self.producer_state.rebuild(log.batches())
 
@@ -243,6 +257,9 @@ class PartitionReplica:
         self._fetch_in_flight = None  # a reply to the old fetch will be dropped (F2)
         self._backoff_until_ms = 0
         self._set_role(FOLLOWER)
+        self._log_checked_since_follower = False
+        if self._bug == TRUNCATE_TO_HWM:
+            self._become_follower_truncation()
         actions.append(StartFetching(state.leader, state.leader_epoch))
         return actions
 
@@ -311,6 +328,7 @@ class PartitionReplica:
 
     def _set_hwm(self, hwm: int) -> None:
         self._hwm = hwm
+        self.producer_state.on_high_watermark(hwm)
         self._emit("hwm", hwm=hwm, role=self.role, leader_epoch=self.leader_epoch)
 
     def _verdict(self) -> KafkaError:
@@ -349,8 +367,16 @@ class PartitionReplica:
         if acks == ACKS_ALL and len(self.isr) < self.config.min_insync_replicas:
             return AppendResult(error(Errors.NOT_ENOUGH_REPLICAS,
                                       f"ISR {self.isr} < min.insync.replicas {self.config.min_insync_replicas}"))
+        if (self.config.transaction_verification
+                and self.producer_state.needs_verification(batch.producer_id, batch.attributes)
+                and not self.producer_state.verified(batch.producer_id, batch.producer_epoch,
+                                                     batch.verification_guard)):
+            # KIP-890: it would open a transaction the coordinator has not confirmed (or a marker overtook
+            # the confirmation): it may be a late batch of a transaction that already ended
+            return AppendResult(error(Errors.INVALID_TXN_STATE,
+                                      f"producer {batch.producer_id}: transaction not verified on this partition"))
         check = self.producer_state.check(batch.producer_id, batch.producer_epoch, batch.base_sequence,
-                                          batch.record_count)
+                                          batch.record_count, batch.attributes)
         if not check.error.ok:
             return AppendResult(check.error)
         if check.duplicate_of is not None:
@@ -364,7 +390,7 @@ class PartitionReplica:
                                 epoch=self.leader_epoch,  # L2
                                 producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
                                 base_sequence=batch.base_sequence, max_timestamp=batch.max_timestamp,
-                                payload=payload)
+                                payload=payload, attributes=batch.attributes, control_type=batch.control_type)
             self.log.append(appended)
             self.producer_state.update(appended)
             self._emit("leo", leo=self.log.log_end_offset, role=LEADER, leader_epoch=self.leader_epoch)
@@ -388,6 +414,9 @@ class PartitionReplica:
     # ------------------------------------------------------------------ leader: follower fetch (L8-L10)
     def _epoch_error(self, request_epoch: int) -> KafkaError | None:
         """L8: the fetch validation shared by followers and consumers (None when it passes)."""
+        if self._bug == FETCH_WITHOUT_LEADER_EPOCH:
+            # before KIP-320 a fetch carried no current leader epoch: any broker that thinks it leads serves
+            request_epoch = self.leader_epoch
         if request_epoch > self.leader_epoch:
             return error(Errors.UNKNOWN_LEADER_EPOCH, f"request LE {request_epoch} > local {self.leader_epoch}")
         if request_epoch < self.leader_epoch:
@@ -406,7 +435,8 @@ class PartitionReplica:
             return FetchPartitionResult(err, self.leader_epoch, fetch_offset, -1)
         leo = self.log.log_end_offset
         diverging = diverging_epoch(self.log.epoch_start_offsets(), leo, self.leader_epoch, fetch_offset,
-                                    last_fetched_epoch)
+                                    last_fetched_epoch,
+                                    answer_requested_epoch=self._bug == KIP279_FAST_FAILOVER_DIVERGENCE)
         if diverging is not None:  # L9: no records and no follower-state update
             return FetchPartitionResult(OK, self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
                                         self._hwm, diverging)
@@ -519,10 +549,32 @@ class PartitionReplica:
         if self.role != FOLLOWER or self._fetch_in_flight is not None or now_ms < self._backoff_until_ms:
             return None
         request = FetchRequest(self.broker_id, self.broker_epoch, self.leader_id, self.leader_epoch,
-                               self.log.log_end_offset, self.log.last_epoch,
+                               self.log.log_end_offset, self._last_fetched_epoch(),
                                max_bytes if max_bytes is not None else self.config.fetch_max_bytes)
         self._fetch_in_flight = request
         return request
+
+    def _last_fetched_epoch(self) -> int:
+        """The epoch a fetch carries for the leader's divergence check (L9): the log's last epoch, or none
+        in the designs where fetches carried none."""
+        if self._bug == TRUNCATE_TO_HWM:
+            return NO_EPOCH  # before KIP-101 logs had no leader epochs: a follower fetched by offset alone
+        if self._bug == FETCH_WITHOUT_LEADER_EPOCH and self._log_checked_since_follower:
+            # before KIP-320 the follower checked its log once, on becoming a follower (OffsetsForLeaderEpoch),
+            # then fetched by offset alone until the next transition it was told about
+            return NO_EPOCH
+        return self.log.last_epoch
+
+    def _become_follower_truncation(self) -> None:
+        """truncate-to-hwm (before KIP-101): a new follower cuts its log at its own high watermark."""
+        before = self.log.log_end_offset
+        if self._hwm >= before:
+            return
+        after = self.log.truncate_to(self._hwm)
+        self.producer_state.rebuild(self.log.batches())
+        self._emit("truncate", from_leo=before, to_offset=after, diverging_epoch=None, diverging_end_offset=None,
+                   leader_epoch=self.leader_epoch, reason="high watermark")
+        self.emit_log_summary("truncate")
 
     def abandon_fetch(self, request: FetchRequest, now_ms: int) -> None:
         """The outstanding fetch failed without a reply (connection lost, request timed out): forget it and
@@ -545,6 +597,7 @@ class PartitionReplica:
         if response.diverging_epoch is not None:
             self._truncate_diverged(response)
             return
+        self._log_checked_since_follower = True
         appended = False
         for batch in response.batches:
             if batch.next_offset <= self.log.log_end_offset:
@@ -574,8 +627,9 @@ class PartitionReplica:
 
     # ------------------------------------------------------------------ consumers (L18, I15)
     def read_committed(self, fetch_offset: int, max_bytes: int,
-                       current_leader_epoch: int = -1) -> FetchPartitionResult:
-        """A consumer fetch: only whole batches below the HWM, from the leader (I15)."""
+                       current_leader_epoch: int = -1, isolation_level: int = READ_UNCOMMITTED) -> FetchPartitionResult:
+        """A consumer fetch: only whole batches below the HWM, from the leader (I15); at READ_COMMITTED only
+        below the last stable offset, with the aborted transactions of the range (KIP-98)."""
         err = self._epoch_error(current_leader_epoch) if current_leader_epoch >= 0 else None
         if err is None and self.role != LEADER:
             err = error(Errors.NOT_LEADER_OR_FOLLOWER, f"{self.broker_id} is not the leader")
@@ -585,11 +639,23 @@ class PartitionReplica:
             return FetchPartitionResult(error(Errors.OFFSET_OUT_OF_RANGE, f"{fetch_offset} not in log"),
                                         self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
                                         self._hwm)
-        visible = tuple(b for b in self.log.read(fetch_offset, max_bytes) if b.last_offset < self._hwm)
+        lso = self.last_stable_offset
+        limit = lso if isolation_level == READ_COMMITTED else self._hwm
+        visible = tuple(b for b in self.log.read(fetch_offset, max_bytes) if b.last_offset < limit)
+        aborted: tuple[tuple[int, int], ...] = ()
+        if isolation_level == READ_COMMITTED and visible:
+            aborted = tuple(self.producer_state.aborted_transactions(visible[0].base_offset,
+                                                                     visible[-1].next_offset))
         return FetchPartitionResult(OK, self.leader_epoch, fetch_offset, self._hwm, self.log.log_start_offset,
-                                    self._hwm, None, visible)
+                                    lso, None, visible, aborted)
 
-    def list_offsets(self, timestamp: int, current_leader_epoch: int = -1) -> ListOffsetsResult:
+    @property
+    def last_stable_offset(self) -> int:
+        """KIP-98's LSO: the first offset of the earliest open transaction, never above the HWM."""
+        return self.producer_state.last_stable_offset(self._hwm)
+
+    def list_offsets(self, timestamp: int, current_leader_epoch: int = -1,
+                     isolation_level: int = READ_UNCOMMITTED) -> ListOffsetsResult:
         """ListOffsets as leader: LATEST = HWM, EARLIEST = log start, MAX_TIMESTAMP, or by timestamp.
 
         L18: until the HWM reaches the LESO the answer is OFFSET_NOT_AVAILABLE (the HWM of a new leader may
@@ -604,7 +670,8 @@ class PartitionReplica:
             return ListOffsetsResult(error(Errors.OFFSET_NOT_AVAILABLE,
                                            f"HWM {self._hwm} below leader epoch start {self._leso}"))
         if timestamp == LATEST_TIMESTAMP:
-            return ListOffsetsResult(OK, self._hwm, -1, self.leader_epoch)
+            latest = self.last_stable_offset if isolation_level == READ_COMMITTED else self._hwm
+            return ListOffsetsResult(OK, latest, -1, self.leader_epoch)
         if timestamp == EARLIEST_TIMESTAMP:
             return ListOffsetsResult(OK, self.log.log_start_offset, -1, self.leader_epoch)
         committed = [b for b in self.log.batches() if b.last_offset < self._hwm]

@@ -12,13 +12,25 @@ from dataclasses import dataclass
 
 from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import OK, KafkaError
-from reference_impl.protocol.log import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, LogBatch
+from reference_impl.protocol.historical_bugs import check_historical_bug
+from reference_impl.protocol.log import NO_CONTROL, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, LogBatch
 from reference_impl.protocol.records import RECOVERED
 
 ACKS_ALL = -1
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
+READ_UNCOMMITTED = 0  # Fetch / ListOffsets isolation_level (KIP-98)
+READ_COMMITTED = 1
+
+
+VARIANTS = ("v3.5", "kip966")
+"""The protocol variants (L4): KIP-966 Eligible Leader Replicas off and on. The harness side, which may not
+import this package, repeats the list in ``harness.spec.VARIANTS``; a test keeps the two equal."""
+
+REPLICA_LAG_TIME_MAX_MS = 30_000
+"""``replica.lag.time.max.ms``: Kafka's default since 2.5 (KIP-537), the default of the servers and of the
+core. A run spec sets its own (``harness.spec``: shorter, so that short runs see ISR shrinks)."""
 
 
 @dataclass(frozen=True)
@@ -27,15 +39,20 @@ class ReplicaConfig:
 
     variant: str = "v3.5"  # "v3.5" | "kip966" (L4)
     min_insync_replicas: int = 1
-    replica_lag_time_max_ms: int = 10_000  # L14 default
+    replica_lag_time_max_ms: int = REPLICA_LAG_TIME_MAX_MS  # L14
     fetch_backoff_ms: int = 1_000  # F2: back off after a fetch error, then wait for metadata
     fetch_max_bytes: int = 1 << 20
     alter_partition_retry_ms: int = 100  # L16: resend an AlterPartition whose outcome is unknown
     trace_log_summaries: bool = True  # log_summary trace events (I4, I16); off only to measure their cost
+    historical_bug: str | None = None  # a replaced Kafka design to run instead (historical_bugs); None: off
+    # KIP-890 part 1 (transaction.partition.verification.enable): a batch that would open a transaction
+    # needs the coordinator's confirmation (ProduceBatch.verification_guard); False is Kafka before 3.6
+    transaction_verification: bool = True
 
     def __post_init__(self) -> None:
-        if self.variant not in ("v3.5", "kip966"):
+        if self.variant not in VARIANTS:
             raise ValueError(f"unknown protocol variant {self.variant!r}")
+        check_historical_bug(self.historical_bug)
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,10 @@ class ProduceBatch:
     producer_epoch: int = NO_PRODUCER_EPOCH
     base_sequence: int = NO_SEQUENCE
     max_timestamp: int = -1
+    attributes: int = 0  # the batch's attribute bits (transactional, control: KIP-98)
+    control_type: int = NO_CONTROL  # a marker's type, for a control batch
+    # the guard of a KIP-890 verification the coordinator confirmed (ProducerStateManager.start_verification)
+    verification_guard: int | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,8 @@ class FetchPartitionResult:
     last_stable_offset: int = -1
     diverging_epoch: EpochEndOffset | None = None
     batches: tuple[LogBatch, ...] = ()
+    # read_committed only: (producer id, first offset) of the aborted transactions in the batches' range
+    aborted_transactions: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

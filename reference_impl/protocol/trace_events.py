@@ -7,7 +7,8 @@ read the same trace from a real cluster and from a simulated one.
 
 - Controller: one event per committed record (``registered``, ``fenced``, ``unfenced``,
   ``metadata_applied`` with the partition's state after the record, ``config_changed``,
-  ``broker_registration_change``), all with ``source: "controller"``, plus ``election`` when a change
+  ``broker_registration_change``, ``leader_change`` for a quorum leader's epoch-start record), all with
+  ``source: "controller"``, plus ``election`` when a change
   record gave a partition a new leader (``clean`` from the previous ISR, ``elr`` from the previous ELR,
   else ``unclean``).
 - Broker: ``recovered`` / ``leo`` (``reason: "recovery"``) for every partition log found at start, before
@@ -27,6 +28,7 @@ from reference_impl.protocol.records import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FenceBrokerRecord,
+    LeaderChangeRecord,
     PartitionChangeRecord,
     PartitionRecord,
     PartitionState,
@@ -68,6 +70,10 @@ def controller_record_events(controller: Any, record: Any, offset: int,
         # Dynamic config (AlterConfigs, SIGHUP): the offset orders it against reassignment steps (seed 002).
         return [{"kind": "config_changed", "resource_type": record.resource_type,
                  "resource_name": record.resource_name, "name": record.name, "value": record.value,
+                 "offset": offset, **src}]
+    if isinstance(record, LeaderChangeRecord):
+        # a new quorum leader's epoch-start record (Q5): no state changes, but it occupies an offset
+        return [{"kind": "leader_change", "leader": record.leader_id, "quorum_epoch": record.leader_epoch,
                  "offset": offset, **src}]
     if isinstance(record, BrokerRegistrationChangeRecord):
         return [{"kind": "broker_registration_change", "broker": record.broker_id, "offset": offset,

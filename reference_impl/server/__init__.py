@@ -3,9 +3,13 @@
 Theory of operation. Every protocol decision lives in ``reference_impl.protocol`` (sans-IO); this package
 gives it sockets, files, clocks and signals, and nothing else. Two kinds of process, one per node:
 
-- ``controller`` (``python -m reference_impl.server.controller --config FILE``): the controller core
-  behind a change lock. A change is computed as records, appended to the durable metadata log
-  (``metadata_log``, fsynced, C1), replayed, and only then answered. It serves the inter-node APIs
+- ``controller`` (``python -m reference_impl.server.controller --config FILE``): one voter of the
+  controller quorum (``controller.quorum.voters``; a quorum of one without it). ``quorum`` gives the sans-IO
+  ``QuorumController`` its timers and connections (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch on the
+  controller listener, ``raft_wire``; DescribeQuorum for operators), ``metadata_log`` is the quorum's log
+  and ``election_store`` its durable election state. On the active controller a change is computed as
+  records behind a change lock, replicated by the quorum, replayed once committed (C1, Q14), and only
+  then answered; other voters answer NOT_CONTROLLER. It serves the inter-node APIs
   (BrokerRegistration 62, BrokerHeartbeat 63, AlterPartition 56, MetadataLogFetch 10000) and the admin APIs
   (``controller_core`` adapts the core to the wire layer's ``AdminServices``); timers fence expired sessions
   (C6), advance KIP-435 steps and run opt-in unclean elections. Dynamic configuration (``reassignment.mode``,
@@ -25,7 +29,7 @@ file exits with code 2 naming the key; ``entry`` parses the ``--config FILE`` co
 processes share). Deliberate rule breaks for checker self-tests: ``bugs`` (``inject.bug``).
 ``local_cluster`` starts a loopback cluster for tests and benchmarks.
 
-What it does not do: a replicated controller quorum (one controller; its log is durable but not
-replicated), transactions, compaction or retention, TLS/SASL. A background task that fails with an
+What it does not do: snapshots of the metadata log, dynamic quorum membership (KIP-853), transactions,
+compaction or retention, TLS/SASL. A background task that fails with an
 exception halts the process (exit 3): a node that silently stopped following the protocol would be worse.
 """

@@ -8,7 +8,8 @@ module owns the sockets, files, timers and signals:
 1. Start: read and delete the clean-shutdown marker (K4), recover every partition log (B2 RECOVERY; torn
    tails are cut and traced as ``recovered``), listen for clients, register with the controller (B1,
    retrying with the same incarnation, C3).
-2. Run: pull the controller's metadata log and apply it batch by batch (T1-T7 through the replicas, fetcher
+2. Run: pull the active controller's committed metadata log (the quorum's answers say which controller
+   that is, Q15: ``controller_link``) and apply it batch by batch (T1-T7 through the replicas, fetcher
    changes through ``fetcher``), except that everything up to the broker's own registration is held and
    applied as one batch (``InitialCatchUp``, B2), so a restart never acts on an old state of the log;
    heartbeat (want_fence until caught up to its own registration, B2; the controller unfences, C5); run
@@ -35,6 +36,7 @@ from reference_impl.protocol.broker_session import (
     HWM_CHECKPOINT_INTERVAL_MS,
     METADATA_MAX_WAIT_MS,
     METADATA_RETRY_MS,
+    NOT_CONTROLLER_RETRY_MS,
     PERIODIC_INTERVAL_MS,
     REGISTRATION_RETRY_MS,
     MetadataPull,
@@ -46,6 +48,7 @@ from reference_impl.protocol.broker_session import (
     stray_logs,
 )
 from reference_impl.protocol.errors import Errors, error
+from reference_impl.protocol.groups import OFFSETS_TOPIC
 from reference_impl.protocol.isr_loop import ISR_INTERVAL_MS, alter_partition_unanswered, isr_round
 from reference_impl.protocol.metadata_image import MetadataImage
 from reference_impl.protocol.records import record_from_dict
@@ -62,6 +65,7 @@ from reference_impl.server.config_describe import describe
 from reference_impl.server.controller_link import ControllerLink
 from reference_impl.server.entry import parse_node_argv
 from reference_impl.server.fetcher import LeaderFetcher
+from reference_impl.server.group_shell import GroupShell
 from reference_impl.server.replica_manager import Partition, ReplicaManager, now_ms
 from reference_impl.server.storage.checkpoints import (
     consume_clean_shutdown_marker,
@@ -69,6 +73,7 @@ from reference_impl.server.storage.checkpoints import (
 )
 from reference_impl.server.tasks import cancel_all
 from reference_impl.server.trace import Tracer, fail_stop, log, log_throttled
+from reference_impl.server.txn_coordinator import TxnCoordinatorShell
 
 CLUSTER_ID = "kraftcheck-cluster"
 
@@ -84,19 +89,32 @@ class Broker:
         self.lifecycle = BrokerLifecycle(config.node_id, adv.host, adv.port)
         self.image = MetadataImage()
         self.manager = ReplicaManager(config, self.tracer, self._fetcher_change, segment_bytes=segment_bytes)
-        ctl = config.controller_quorum_bootstrap_servers
-        assert ctl is not None  # config validation requires it for brokers
-        self.link = ControllerLink(ctl.host, ctl.port, client_id=f"broker-{config.node_id}")
+        # config validation requires the bootstrap controller or the voters for brokers. A request to a
+        # controller that does not answer (a deposed one cut off) gives up within half a session, so the
+        # broker finds the active controller before that one's fresh session timer fences it (Q15).
+        self.link = ControllerLink.for_voters(config.voters, client_id=f"broker-{config.node_id}",
+                                              timeout_s=max(0.5, min(10.0, config.broker_session_timeout_ms / 2000)))
         self.fetchers: dict[int, LeaderFetcher] = {}
         self.stop_event = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._ap_tasks: set[asyncio.Task] = set()
         self._next_producer_id = 0
         self._metadata_ready = asyncio.Event()
+        self.groups = GroupShell(self)
+        self.manager.on_marker_written = self._marker_written
+        from reference_impl.server.apis.txn import TxnApis
         from reference_impl.server.client_apis import build_server
 
-        self.server = build_server(config.listeners.host, config.listeners.port, broker=BrokerServicesImpl(self),
+        services = BrokerServicesImpl(self)
+        self.txn = TxnCoordinatorShell(self.manager, self.image, config.node_id, self.node,
+                                       self.allocate_producer_id, services.forward_to_controller, config.inject_bug)
+        self.server = build_server(config.listeners.host, config.listeners.port, broker=services,
+                                   extra_handlers=TxnApis(self.txn, self.manager).handlers(),
                                    name=f"broker-{config.node_id}")
+
+    def _marker_written(self, topic: str, partition: int, producer_id: int, commit: bool) -> None:
+        if topic == OFFSETS_TOPIC:
+            self.groups.on_txn_marker(partition, producer_id, commit)
 
     # ------------------------------------------------------------------ lifecycle
     async def run(self) -> int:
@@ -116,7 +134,8 @@ class Broker:
             return 1
         self._tasks = [asyncio.create_task(c, name=n) for n, c in (
             ("heartbeat", self._heartbeat_loop()), ("metadata", self._metadata_loop()),
-            ("isr", self._isr_loop()), ("periodic", self._periodic_loop()))]
+            ("isr", self._isr_loop()), ("periodic", self._periodic_loop()), ("groups", self.groups.run()),
+            ("transactions", self.txn.run()))]
         for t in self._tasks:
             t.add_done_callback(fail_stop(self.node))
         await self.stop_event.wait()
@@ -133,6 +152,9 @@ class Broker:
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, "register", f"registration: controller unreachable ({exc!r}); retrying")
                 await asyncio.sleep(REGISTRATION_RETRY_MS / 1000)
+                continue
+            if err == Errors.NOT_CONTROLLER:  # Q15: ask the active controller (the link moved on)
+                await asyncio.sleep(NOT_CONTROLLER_RETRY_MS / 1000)
                 continue
             accepted = registered(self.lifecycle, error(err), epoch)
             if accepted:
@@ -174,11 +196,13 @@ class Broker:
         self.tracer.close()
 
     async def _close(self) -> None:
+        await self.groups.close()
         stuck = await cancel_all(self._tasks + list(self._ap_tasks))
         if stuck:
             log(self.node, f"stopping without waiting for {[t.get_name() for t in stuck]}")
         for f in self.fetchers.values():
             await f.close()
+        await self.txn.close()
         await self.server.close()
         self.manager.shutdown()
         await self.link.close()
@@ -195,6 +219,9 @@ class Broker:
                     self.lifecycle.handle_heartbeat_response(error(reply.error), reply.is_fenced,
                                                              reply.should_shutdown)
                     self._drain_lifecycle()
+                    if reply.error == Errors.NOT_CONTROLLER:  # Q15: again soon, at the active controller
+                        await asyncio.sleep(NOT_CONTROLLER_RETRY_MS / 1000)
+                        continue
                 except (ConnectionError, TimeoutError, OSError) as exc:
                     log_throttled(self.node, "heartbeat", f"heartbeat failed: {exc!r}")
             await asyncio.sleep(heartbeat_delay_ms(self.lifecycle, self.config.broker_heartbeat_interval_ms) / 1000)
@@ -215,6 +242,9 @@ class Broker:
             except (ConnectionError, TimeoutError, OSError) as exc:
                 log_throttled(self.node, "metadata", f"metadata fetch failed: {exc!r}")
                 await asyncio.sleep(METADATA_RETRY_MS / 1000)
+                continue
+            if chunk.error == Errors.NOT_CONTROLLER:  # Q15: the answer named the leader (or the next voter)
+                await asyncio.sleep(NOT_CONTROLLER_RETRY_MS / 1000)
                 continue
             if chunk.error != Errors.NONE:
                 log(self.node, f"metadata fetch error {chunk.error.name}")
@@ -240,6 +270,7 @@ class Broker:
             self.manager.apply_partition_state(topic, t.topic_id, t.partition_id, t.state)
         if self.manager.recovered_logs:
             self._delete_stray_logs()
+        self.groups.on_metadata()  # coordinator of the offsets partitions this broker now leads
         for b in delta.brokers:
             reg = self.image.brokers.get(b)
             if reg is not None:
@@ -276,6 +307,8 @@ class Broker:
         try:
             resp = await self.link.alter_partition(req)
         except (ConnectionError, TimeoutError, OSError) as exc:
+            log_throttled(self.node, "alter-partition", f"AlterPartition to controller "
+                                                        f"{self.link.discovery.target()} failed: {exc!r}")
             alter_partition_unanswered(part.replica, req, repr(exc), now_ms())
         else:
             part.replica.handle_alter_partition_response(req, resp, now_ms())
@@ -321,6 +354,7 @@ class BrokerServicesImpl(sv.BrokerServices):
 
     def __init__(self, broker: Broker) -> None:
         self.b = broker
+        self.groups = broker.groups  # the group coordinator (``apis.groups``)
 
     def _known(self, topic: str) -> bool:
         return self.b.image.topic_id(topic) is not None
@@ -344,20 +378,26 @@ class BrokerServicesImpl(sv.BrokerServices):
                 tuple(r for r in s.replicas if r not in live),
                 Errors.NONE if s.leader >= 0 else Errors.LEADER_NOT_AVAILABLE)
                 for (t, p), s in sorted(image.partitions.items()) if t == tid)
-            out.append(sv.TopicMetadata(name, parts, tid))
+            out.append(sv.TopicMetadata(name, parts, tid, is_internal=name == OFFSETS_TOPIC))
         # Every broker forwards admin requests, so any live one can be named; all brokers name the same one
         # (the lowest unfenced id) so an admin client's view does not flip with whichever broker it asked.
         controller_id = min(live) if live else self.b.config.node_id
         return sv.ClusterMetadata(CLUSTER_ID, controller_id, brokers, tuple(out))
 
+    @property
+    def transactions(self) -> TxnCoordinatorShell:
+        """The broker's transaction coordinators (FindCoordinator key type 1, ``apis.txn``)."""
+        return self.b.txn
+
     async def produce(self, topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
                       transactional_id: str | None = None) -> sv.ProduceResult:
-        """L1: only a RUNNING broker (or one still leading during controlled shutdown) appends."""
-        if transactional_id is not None:
-            return sv.ProduceResult(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        """L1: only a RUNNING broker (or one still leading during controlled shutdown) appends. A
+        transactional produce is fenced by the partition's producer state (epochs raised by markers), and
+        a batch that would open a transaction is verified with its coordinator first (KIP-890 part 1)."""
         if not accepts_produce(self.b.lifecycle):
             return sv.ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER)
-        return await self.b.manager.produce(topic, partition, records, acks, timeout_ms, self._known(topic))
+        return await self.b.manager.produce(topic, partition, records, acks, timeout_ms, self._known(topic),
+                                            transactional_id=transactional_id, verifier=self.b.txn.verify)
 
     async def fetch(self, spec: sv.FetchSpec) -> sv.FetchResult:
         """Follower or consumer fetch with long polling."""
@@ -366,7 +406,7 @@ class BrokerServicesImpl(sv.BrokerServices):
     async def list_offsets(self, replica_id: int, isolation_level: int,
                            partitions: list[sv.ListOffsetsPartitionSpec]) -> list[sv.ListOffsetsResult]:
         """ListOffsets per partition (L18)."""
-        return [self.b.manager.list_offsets(q, self._known(q.topic)) for q in partitions]
+        return [self.b.manager.list_offsets(q, self._known(q.topic), isolation_level) for q in partitions]
 
     async def offset_for_leader_epoch(self, replica_id: int, queries: list[sv.EpochQuery]) -> list[sv.EpochEndOffset]:
         """OffsetForLeaderEpoch per partition (L8, L11)."""
@@ -374,11 +414,14 @@ class BrokerServicesImpl(sv.BrokerServices):
 
     async def init_producer_id(self, transactional_id: str | None, transaction_timeout_ms: int,
                                producer_id: int = -1, producer_epoch: int = -1) -> sv.ProducerIdResult:
-        """Idempotent producers only; an epoch bump (KIP-360) keeps the id."""
-        if transactional_id is not None:
-            return sv.ProducerIdResult(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        """Idempotent producers: a fresh id (an epoch bump, KIP-360, keeps the id); transactional ones from
+        the id's transaction coordinator (``txn_coordinator``)."""
         if self.b.lifecycle.broker_epoch < 0:
             return sv.ProducerIdResult(Errors.COORDINATOR_NOT_AVAILABLE)
+        if transactional_id is not None:
+            code, pid, epoch = await self.b.txn.init_producer_id(transactional_id, transaction_timeout_ms,
+                                                                 producer_id, producer_epoch)
+            return sv.ProducerIdResult(code, pid, epoch)
         if producer_id >= 0 and producer_epoch >= 0:
             return sv.ProducerIdResult(Errors.NONE, producer_id, producer_epoch + 1)
         return sv.ProducerIdResult(Errors.NONE, self.b.allocate_producer_id(), 0)

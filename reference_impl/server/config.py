@@ -9,7 +9,15 @@ the message on stderr, as the contract requires. Keys (defaults follow Apache Ka
 ``process.roles``                            ``broker`` | ``controller``, required
 ``listeners``                                ``HOST:PORT`` this node listens on, required
 ``advertised.listeners``                     ``HOST:PORT`` returned by Metadata (default: listeners)
-``controller.quorum.bootstrap.servers``      ``HOST:PORT`` of the controller (required for brokers)
+``controller.quorum.bootstrap.servers``      ``HOST:PORT`` of the controller (brokers need it or the voters)
+``controller.quorum.voters``                 ``ID@HOST:PORT,...``: the controller quorum (Kafka's static voter
+                                             set); a controller must be one of them. Absent: one controller
+``controller.quorum.election.timeout.ms``    int > 0 (default 1000; randomised up to twice that)
+``controller.quorum.fetch.timeout.ms``       int > 0 (default 2000; a follower silent this long stands)
+``controller.quorum.election.backoff.max.ms`` int > 0 (default 1000)
+``controller.quorum.retry.backoff.ms``       int > 0 (default 20)
+``controller.quorum.request.timeout.ms``     int > 0 (default 2000)
+``controller.quorum.pre.vote.enable``        bool: KIP-996's pre-vote round (default true; kraftcheck's key)
 ``log.dirs``                                 one data directory (may be a FUSE mount), required
 ``trace.file``                               JSONL trace path (default ``<log.dirs>/trace.jsonl``)
 ``protocol.variant``                         ``v3.5`` | ``kip966`` (default v3.5)
@@ -17,7 +25,7 @@ the message on stderr, as the contract requires. Keys (defaults follow Apache Ka
 ``min.insync.replicas``                      int >= 1 (default 1)
 ``default.replication.factor``               int >= 1 (default 1)
 ``num.partitions``                           int >= 1 (default 1)
-``replica.lag.time.max.ms``                  int > 0 (default 30000)
+``replica.lag.time.max.ms``                  int > 0 (default 30000, Kafka's)
 ``broker.session.timeout.ms``                int > 0 (default 9000)
 ``broker.heartbeat.interval.ms``             int > 0 (default 2000)
 ``reassignment.mode``                        ``all-at-once`` | ``incremental`` (default all-at-once)
@@ -30,6 +38,9 @@ the message on stderr, as the contract requires. Keys (defaults follow Apache Ka
 ``metadata.fetch.max.records``               int >= 1: records per metadata-log pull (default 5000)
 ``unclean.recovery.strategy``                ``balanced`` | ``proactive`` | ``manual`` (KIP-966 K7,
                                              controller; default balanced)
+``transaction.partition.verification.enable`` bool: KIP-890 part 1, a partition leader verifies with the
+                                             coordinator before a batch opens a transaction (default true,
+                                             Kafka 3.6+; false is Kafka before it: hanging transactions)
 ==========================================  ==========================================================
 
 Booleans accept ``true``/``false`` (any case), as Kafka does. Only the listed keys exist: a typo is an
@@ -43,6 +54,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from reference_impl.protocol.replica_messages import REPLICA_LAG_TIME_MAX_MS, VARIANTS
 from reference_impl.server.bugs import BUGS
 
 INT_MAX = 2**31 - 1
@@ -84,7 +96,7 @@ class NodeConfig:
     min_insync_replicas: int = 1
     default_replication_factor: int = 1
     num_partitions: int = 1
-    replica_lag_time_max_ms: int = 30000
+    replica_lag_time_max_ms: int = REPLICA_LAG_TIME_MAX_MS
     broker_session_timeout_ms: int = 9000
     broker_heartbeat_interval_ms: int = 2000
     reassignment_mode: str = "all-at-once"
@@ -96,6 +108,14 @@ class NodeConfig:
     inject_bug: str | None = None
     metadata_fetch_max_records: int = 5000
     unclean_recovery_strategy: str = "balanced"
+    controller_quorum_voters: tuple[tuple[int, Endpoint], ...] = ()
+    controller_quorum_election_timeout_ms: int = 1000
+    controller_quorum_fetch_timeout_ms: int = 2000
+    controller_quorum_election_backoff_max_ms: int = 1000
+    controller_quorum_retry_backoff_ms: int = 20
+    controller_quorum_request_timeout_ms: int = 2000
+    controller_quorum_pre_vote_enable: bool = True
+    transaction_partition_verification_enable: bool = True
     # The keys given in the file (the rest are defaults): DescribeConfigs reports their source.
     explicit_keys: frozenset[str] = frozenset()
 
@@ -103,6 +123,17 @@ class NodeConfig:
     def elr_enabled(self) -> bool:
         """KIP-966 is on iff ``protocol.variant = kip966``."""
         return self.protocol_variant == "kip966"
+
+    @property
+    def voters(self) -> dict[int, Endpoint]:
+        """The controller quorum: voter id -> endpoint (a lone controller: itself; a broker without voters:
+        its bootstrap controller, named by id 0 as the harness names a lone controller)."""
+        if self.controller_quorum_voters:
+            return dict(self.controller_quorum_voters)
+        if self.process_roles == "controller":
+            return {self.node_id: self.advertised_listeners}
+        ctl = self.controller_quorum_bootstrap_servers
+        return {0: ctl} if ctl is not None else {}
 
     @property
     def name(self) -> str:
@@ -154,6 +185,24 @@ def _endpoint(key: str, raw: str) -> Endpoint:
     return Endpoint(host, number)
 
 
+def _voters(key: str, raw: str) -> tuple[tuple[int, Endpoint], ...]:
+    out: list[tuple[int, Endpoint]] = []
+    for item in (x.strip() for x in raw.split(",")):
+        node, sep, address = item.partition("@")
+        if not sep:
+            raise ConfigError(key, f"expected ID@HOST:PORT, got {item!r}")
+        try:
+            voter = int(node)
+        except ValueError:
+            raise ConfigError(key, f"voter id is not an integer in {item!r}") from None
+        if voter < 0 or voter in dict(out):
+            raise ConfigError(key, f"voter id {voter} negative or given twice")
+        out.append((voter, _endpoint(key, address)))
+    if not out:
+        raise ConfigError(key, "no voters")
+    return tuple(out)
+
+
 def _text(key: str, raw: str) -> str:
     if not raw:
         raise ConfigError(key, "empty value")
@@ -176,7 +225,7 @@ PARSERS: dict[str, Any] = {
     "controller.quorum.bootstrap.servers": _endpoint,
     "log.dirs": _text,
     "trace.file": _text,
-    "protocol.variant": _choice("v3.5", "kip966"),
+    "protocol.variant": _choice(*VARIANTS),
     "unclean.leader.election.enable": _bool,
     "min.insync.replicas": _int(1, INT_MAX),
     "default.replication.factor": _int(1, INT_MAX),
@@ -193,6 +242,14 @@ PARSERS: dict[str, Any] = {
     "inject.bug": _bug,
     "metadata.fetch.max.records": _int(1, INT_MAX),
     "unclean.recovery.strategy": _choice("balanced", "proactive", "manual"),
+    "controller.quorum.voters": _voters,
+    "controller.quorum.election.timeout.ms": _int(1, INT_MAX),
+    "controller.quorum.fetch.timeout.ms": _int(1, INT_MAX),
+    "controller.quorum.election.backoff.max.ms": _int(1, INT_MAX),
+    "controller.quorum.retry.backoff.ms": _int(1, INT_MAX),
+    "controller.quorum.request.timeout.ms": _int(1, INT_MAX),
+    "controller.quorum.pre.vote.enable": _bool,
+    "transaction.partition.verification.enable": _bool,
 }
 REQUIRED = ("node.id", "process.roles", "listeners", "log.dirs")
 
@@ -235,8 +292,12 @@ def config_from_properties(props: dict[str, str]) -> NodeConfig:
         if key not in props:
             raise ConfigError(key, "required but missing")
     values = {key.replace(".", "_"): PARSERS[key](key, value) for key, value in props.items()}
-    if values["process_roles"] == "broker" and "controller_quorum_bootstrap_servers" not in values:
-        raise ConfigError("controller.quorum.bootstrap.servers", "required for a broker")
+    if values["process_roles"] == "broker" and "controller_quorum_bootstrap_servers" not in values \
+            and "controller_quorum_voters" not in values:
+        raise ConfigError("controller.quorum.bootstrap.servers", "required for a broker (or controller.quorum.voters)")
+    if values["process_roles"] == "controller" and "controller_quorum_voters" in values \
+            and values["node_id"] not in dict(values["controller_quorum_voters"]):
+        raise ConfigError("controller.quorum.voters", f"node.id {values['node_id']} is not one of the voters")
     values.setdefault("controller_quorum_bootstrap_servers", None)
     values.setdefault("advertised_listeners", values["listeners"])
     values.setdefault("trace_file", os.path.join(values["log_dirs"], "trace.jsonl"))

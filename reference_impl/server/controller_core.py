@@ -20,6 +20,7 @@ from reference_impl.protocol.controller import Controller, ControllerConfig
 from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.records import RECOVERING, PartitionState
 from reference_impl.server import services as sv
+from reference_impl.server.bugs import historical_bug
 from reference_impl.server.config import NodeConfig
 from reference_impl.server.config_alter import RESOURCE_KINDS, plan_alter
 from reference_impl.server.config_describe import describe
@@ -42,19 +43,26 @@ class AlterPartitionReply:
     error_message: str | None = None  # why it was refused (traced; the wire response has no field for it)
 
 
+def controller_config(config: NodeConfig, unclean_election: bool) -> ControllerConfig:
+    """The controller core's settings from the node configuration."""
+    return ControllerConfig(
+        min_isr=config.min_insync_replicas, elr_enabled=config.elr_enabled,
+        unclean_election=unclean_election, session_timeout_ms=config.broker_session_timeout_ms,
+        incremental_reassignment=config.reassignment_mode == "incremental",
+        parallel_replica_count=config.reassignment_parallel_replica_count,
+        parallel_partition_count=config.reassignment_parallel_partition_count,
+        parallel_leader_movements=config.reassignment_parallel_leader_movements,
+        unclean_recovery_strategy=config.unclean_recovery_strategy, node_id=str(config.node_id),
+        historical_bug=historical_bug(config.inject_bug))
+
+
 class CoreAdapter:
     """The controller core configured from the node config, with wire-shaped inputs and outputs."""
 
-    def __init__(self, config: NodeConfig, unclean_election: bool) -> None:
+    def __init__(self, config: NodeConfig, unclean_election: bool, core: Controller | None = None) -> None:
         self.node_config = config
-        self.core = Controller(ControllerConfig(
-            min_isr=config.min_insync_replicas, elr_enabled=config.elr_enabled,
-            unclean_election=unclean_election, session_timeout_ms=config.broker_session_timeout_ms,
-            incremental_reassignment=config.reassignment_mode == "incremental",
-            parallel_replica_count=config.reassignment_parallel_replica_count,
-            parallel_partition_count=config.reassignment_parallel_partition_count,
-            parallel_leader_movements=config.reassignment_parallel_leader_movements,
-            unclean_recovery_strategy=config.unclean_recovery_strategy, node_id=str(config.node_id)))
+        # the quorum's state machine when the process runs one (it replays committed records into it)
+        self.core = core if core is not None else Controller(controller_config(config, unclean_election))
         self.rng = random.Random(os.urandom(16))
 
     # ------------------------------------------------------------------ replay and queries

@@ -1,4 +1,5 @@
-"""A small launcher for a loopback reference cluster (one controller + N brokers as real processes).
+"""A small launcher for a loopback reference cluster (a controller or a quorum of them + N brokers as real
+processes).
 
 Used by the server's integration tests and ``bench/bench_produce.py``; the harness has its own, richer
 ``Cluster`` adapter. Each node gets a config file per the node-process contract, a data directory, a free
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -29,9 +31,24 @@ def _die_with_parent() -> None:
         pass
 
 
+# Listening ports are drawn below the kernel's ephemeral range (32768-60999 by default): a port the kernel
+# handed out (bind to port 0) is free only until the node binds it, and in between any outgoing connection of
+# any process may take it as its source port (seen as "address already in use" while other runs were going).
+_LISTEN_PORTS = (20000, 32000)
+_port_rng = random.Random()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A currently unused TCP port on ``host``."""
-    with socket.socket() as s:
+    """A currently unused TCP port on ``host``, outside the range the kernel gives outgoing connections."""
+    for _ in range(200):
+        port = _port_rng.randrange(*_LISTEN_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # the whole range busy: let the kernel choose
         s.bind((host, 0))
         return s.getsockname()[1]
 
@@ -56,14 +73,17 @@ class Node:
 
 
 class LocalCluster:
-    """One controller (node id 0 unless told otherwise) and brokers with the given ids."""
+    """One controller (node id 0 unless told otherwise), or a quorum of ``controller_ids``, and brokers with
+    the given ids. ``controller`` is the first controller."""
 
     def __init__(self, base_dir: str, broker_ids: list[int] | tuple[int, ...] = (1, 2, 3),
                  controller_props: dict[str, str] | None = None, broker_props: dict[str, str] | None = None,
-                 controller_id: int = 0) -> None:
+                 controller_id: int = 0, controller_ids: list[int] | tuple[int, ...] | None = None) -> None:
         self.base_dir = base_dir
         os.makedirs(base_dir, exist_ok=True)
-        self.controller = self._make_node(controller_id, "controller", controller_props or {})
+        ids = list(controller_ids) if controller_ids else [controller_id]
+        self.controllers = {c: self._make_node(c, "controller", controller_props or {}) for c in ids}
+        self.controller = self.controllers[ids[0]]
         self.brokers = {b: self._make_node(b, "broker", broker_props or {}) for b in broker_ids}
 
     def _make_node(self, node_id: int, role: str, props: dict[str, str]) -> Node:
@@ -77,6 +97,8 @@ class LocalCluster:
                  "log.dirs": node.data_dir, "trace.file": self.trace_path(node)}
         if node.role == "broker":
             props["controller.quorum.bootstrap.servers"] = self.controller.address
+        if len(self.controllers) > 1:
+            props["controller.quorum.voters"] = ",".join(f"{c}@{n.address}" for c, n in sorted(self.controllers.items()))
         props.update(node.extra)
         with open(node.config_path, "w", encoding="utf-8") as fh:
             fh.write("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -91,8 +113,8 @@ class LocalCluster:
         return ",".join(n.address for n in self.brokers.values())
 
     def nodes(self) -> list[Node]:
-        """Controller first, then brokers by id."""
-        return [self.controller] + [self.brokers[b] for b in sorted(self.brokers)]
+        """Controllers first, then brokers by id."""
+        return [self.controllers[c] for c in sorted(self.controllers)] + [self.brokers[b] for b in sorted(self.brokers)]
 
     def add_broker(self, broker_id: int, props: dict[str, str] | None = None) -> Node:
         """Define (not start) another broker."""
@@ -115,8 +137,9 @@ class LocalCluster:
         log.close()
 
     def start(self, wait_s: float = 30.0) -> None:
-        """Start the controller and every broker; wait until all brokers are unfenced."""
-        self.start_node(self.controller)
+        """Start the controllers and every broker; wait until all brokers are unfenced."""
+        for c in sorted(self.controllers):
+            self.start_node(self.controllers[c])
         for b in sorted(self.brokers):
             self.start_node(self.brokers[b])
         self.wait_unfenced(list(self.brokers), wait_s)
@@ -146,7 +169,7 @@ class LocalCluster:
     def close(self) -> None:
         """Stop every process this cluster started: brokers first (SIGTERM, controlled shutdown needs the
         controller), then the controller; SIGKILL whatever is still running after a short grace."""
-        for group in ([self.brokers[b] for b in sorted(self.brokers)], [self.controller]):
+        for group in ([self.brokers[b] for b in sorted(self.brokers)], list(self.controllers.values())):
             for node in group:
                 if node.proc is not None and node.proc.poll() is None:
                     node.proc.send_signal(signal.SIGTERM)
@@ -176,12 +199,33 @@ class LocalCluster:
             pass
         return out
 
+    def committed(self) -> list[dict]:
+        """The controller records the quorum committed, as traced: one copy each (every voter traces what it
+        applies), in offset order."""
+        seen: dict[tuple, dict] = {}
+        for node in self.controllers.values():
+            for ev in self.trace(node):
+                if ev.get("source") == "controller" and isinstance(ev.get("offset"), int):
+                    seen.setdefault((ev["offset"], ev["kind"], ev.get("partition")), ev)
+        return [seen[k] for k in sorted(seen, key=lambda k: (k[0], str(k[1]), str(k[2])))]
+
+    def active_controller(self) -> Node | None:
+        """The controller whose trace last says it became active (newest quorum epoch), if running."""
+        best: tuple[int, Node] | None = None
+        for node in self.controllers.values():
+            if node.proc is None or node.proc.poll() is not None:
+                continue
+            for ev in self.trace(node):
+                if ev.get("kind") == "controller_active" and (best is None or ev["epoch"] > best[0]):
+                    best = (ev["epoch"], node)
+        return best[1] if best else None
+
     def wait_unfenced(self, broker_ids: list[int], timeout_s: float = 30.0) -> None:
-        """Wait until the controller's trace shows each broker's latest registration unfenced."""
+        """Wait until the committed records show each broker's latest registration unfenced."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             state: dict[int, tuple[int, bool]] = {}
-            for ev in self.trace(self.controller):
+            for ev in self.committed():
                 if ev["kind"] == "registered":
                     state[ev["broker"]] = (ev["broker_epoch"], False)
                 elif ev["kind"] in ("unfenced", "fenced") and ev.get("broker") in state:

@@ -11,7 +11,9 @@ changed), wake the fetches that are long-polling (new data or a new HWM). Everyt
 entered concurrently.
 
 Deliberate bugs (``bugs.py``) acting here: ``ack-before-replication`` answers acks=all at once,
-``fetch-beyond-hwm`` serves consumers up to the LEO, ``ignore-min-isr`` hands the core MinISR = 1.
+``fetch-beyond-hwm`` serves consumers up to the LEO, ``ignore-min-isr`` hands the core MinISR = 1,
+``aborted-read-committed`` drops the aborted-transaction list of read_committed answers,
+``fenced-producer-accepted`` gives the core a producer state that lets fenced epochs append.
 """
 
 from __future__ import annotations
@@ -21,18 +23,26 @@ import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from reference_impl.protocol.divergence import EpochEndOffset
 from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.follower_fetch import answer_now
-from reference_impl.protocol.log import LogBatch
+from reference_impl.protocol.log import (
+    CONTROL_ABORT,
+    CONTROL_BIT,
+    CONTROL_COMMIT,
+    TRANSACTIONAL_BIT,
+    LogBatch,
+)
+from reference_impl.protocol.producer_state import ProducerCheck, ProducerStateManager
 from reference_impl.protocol.records import PartitionState
 from reference_impl.protocol.replica import LEADER, PartitionReplica
 from reference_impl.protocol.replica_messages import (
     ACKS_ALL,
+    AppendResult,
     DeleteLog,
     ProduceBatch,
     ReplicaConfig,
@@ -40,12 +50,17 @@ from reference_impl.protocol.replica_messages import (
     StopFetching,
 )
 from reference_impl.protocol.trace_events import log_deleted_event, log_recovery_events
+from reference_impl.protocol.txn import produce_error_for_verification
 from reference_impl.server import services as sv
-from reference_impl.server.bugs import is_active
+from reference_impl.server.bugs import historical_bug, is_active
 from reference_impl.server.config import NodeConfig
 from reference_impl.server.storage.segment_log import SegmentLog
 from reference_impl.server.trace import Tracer, log
+from reference_impl.server.txn_batches import batch_txn_fields, marker_batch
 from reference_impl.server.wire.records import CorruptBatch, iter_batches, rewrite_batch
+
+# (transactional id, producer id, producer epoch, topic, partition) -> the coordinator's answer (KIP-890)
+Verifier = Callable[[str, int, int, str, int], Awaitable[Errors]]
 
 
 def now_ms() -> int:
@@ -88,9 +103,20 @@ class ReplicaManager:
         self._acks: dict[tuple[tuple[str, int], int], asyncio.Future] = {}
         self._change: asyncio.Future | None = None
         self.topic_min_isr: dict[str, int] = {}
+        # (topic, partition, producer id) -> its transactional batches' turn (``_append``; one lock per
+        # producer that ever wrote here, kept: dropping one while a waiter holds it would let two through)
+        self._txn_locks: dict[tuple[str, int, int], asyncio.Lock] = {}
+        # (topic, partition, producer id, commit): a marker this broker wrote as leader is replicated (the
+        # group coordinator applies a transaction's offsets then)
+        self.on_marker_written: Callable[[str, int, int, bool], None] = lambda t, p, pid, commit: None
         min_isr = 1 if is_active(config.inject_bug, "ignore-min-isr") else config.min_insync_replicas
         self.replica_config = ReplicaConfig(variant=config.protocol_variant, min_insync_replicas=min_isr,
-                                            replica_lag_time_max_ms=config.replica_lag_time_max_ms)
+                                            replica_lag_time_max_ms=config.replica_lag_time_max_ms,
+                                            historical_bug=historical_bug(config.inject_bug),
+                                            # the fenced-producer bug would be refused by the coordinator's
+                                            # epoch check before it could act: it turns verification off
+                                            transaction_verification=config.transaction_partition_verification_enable
+                                            and not is_active(config.inject_bug, "fenced-producer-accepted"))
 
     # ------------------------------------------------------------------ storage lifecycle
     def recover_logs(self) -> list[str]:
@@ -160,6 +186,9 @@ class ReplicaManager:
             cls = HwmIgnoresIsrReplica if is_active(self.config.inject_bug, "hwm-ignores-isr") else PartitionReplica
             replica = cls(self.broker_id, topic_id, partition, seg_log, self.config_for(topic),
                           broker_epoch=self.broker_epoch)
+            if is_active(self.config.inject_bug, "fenced-producer-accepted"):
+                replica.producer_state = ZombieAcceptingProducerState()
+                replica.producer_state.rebuild(seg_log.batches())
             part = Partition(topic, topic_id, partition, replica, seg_log)
             self.partitions[key] = part
         actions = part.replica.apply_metadata(state, now_ms())
@@ -206,14 +235,28 @@ class ReplicaManager:
         return self.partitions.get((topic, partition))
 
     # ------------------------------------------------------------------ produce (L1, L2, L5)
+    async def write_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
+                           commit: bool, coordinator_epoch: int, timeout_ms: int) -> sv.ProduceResult:
+        """WriteTxnMarkers for one partition: append a COMMIT / ABORT control batch as leader and wait
+        until it is replicated (acks=all, as Kafka's coordinator-origin appends)."""
+        batch = marker_batch(producer_id, producer_epoch, CONTROL_COMMIT if commit else CONTROL_ABORT,
+                             coordinator_epoch, int(time.time() * 1000))
+        result = await self.produce(topic, partition, batch, ACKS_ALL, timeout_ms, True, from_coordinator=True)
+        if result.error == Errors.NONE:
+            self.on_marker_written(topic, partition, producer_id, commit)
+        return result
+
     async def produce(self, topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
-                      known_topic: bool) -> sv.ProduceResult:
-        """Append each batch of ``records`` as leader; for acks=all wait for the L5 verdict of the last one."""
+                      known_topic: bool, from_coordinator: bool = False, transactional_id: str | None = None,
+                      verifier: Verifier | None = None) -> sv.ProduceResult:
+        """Append each batch of ``records`` as leader; for acks=all wait for the L5 verdict of the last one.
+        Control batches (transaction markers) are accepted only ``from_coordinator``. A transactional
+        batch that would open a transaction here is first verified with its coordinator (``verifier``,
+        KIP-890 part 1) when the core asks for verification."""
         part = self.lookup(topic, partition)
         if part is None:
             return sv.ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER if known_topic
                                     else Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        replica = part.replica
         try:
             headers = list(iter_batches(records))
         except CorruptBatch as exc:
@@ -221,14 +264,16 @@ class ReplicaManager:
         first_base, result, fut = -1, None, None
         wait = acks == ACKS_ALL and not is_active(self.config.inject_bug, "ack-before-replication")
         for pos, h in headers:
-            count = h.last_offset_delta + 1
             raw = records[pos:pos + h.size]
-            # L2: stamp the offsets and epoch the core will assign (it appends at its LEO in its LE).
-            payload = rewrite_batch(raw, replica.log_end_offset, replica.leader_epoch) \
-                if replica.role == LEADER else raw
-            result = replica.append_as_leader(
-                ProduceBatch(count, payload, h.producer_id, h.producer_epoch, h.base_sequence, h.max_timestamp),
-                acks, now_ms())
+            if h.is_control and not from_coordinator:  # only a coordinator writes markers, as in Kafka
+                return sv.ProduceResult(Errors.INVALID_RECORD, error_message="control batch from a producer")
+            if h.producer_id >= 0 and h.base_sequence < 0 and not from_coordinator:
+                # only a coordinator's batches go without a sequence (the core skips their sequence check)
+                return sv.ProduceResult(Errors.INVALID_RECORD, error_message="producer batch without a sequence")
+            appended = await self._append(part, topic, partition, raw, h, acks, transactional_id, verifier)
+            if isinstance(appended, sv.ProduceResult):
+                return appended  # refused before the core saw it (verification)
+            result = appended
             key = ((topic, partition), result.ack_id)
             if result.pending and wait:
                 # registered before _after() drains completed acks, so no verdict can slip past it
@@ -252,6 +297,42 @@ class ReplicaManager:
             return sv.ProduceResult(ack.error.code, first_base, -1, part.log.log_start_offset,
                                     ack.error.message)
         return sv.ProduceResult(Errors.NONE, first_base, -1, part.log.log_start_offset)
+
+    async def _append(self, part: Partition, topic: str, partition: int, raw: bytes, h: Any, acks: int,
+                      transactional_id: str | None, verifier: Verifier | None) -> AppendResult | sv.ProduceResult:
+        """One batch into the core. A producer's transactional batches go one at a time per partition, so a
+        batch waiting for its verification (KIP-890 part 1, when it would open a transaction) is not
+        overtaken by the next one: Kafka serialises a connection's requests, this server runs them
+        concurrently and only answers them in order. Nothing awaits after the core's append, so the caller
+        registers its ack before any verdict can be drained."""
+        attributes, control_type = batch_txn_fields(raw)
+        if not attributes & TRANSACTIONAL_BIT or h.is_control:
+            return self._append_now(part, raw, h, acks, attributes, control_type, None)
+        async with self._txn_locks.setdefault((topic, partition, h.producer_id), asyncio.Lock()):
+            guard = None
+            state = part.replica.producer_state
+            if (transactional_id and verifier is not None and part.replica.role == LEADER
+                    and self.replica_config.transaction_verification
+                    and state.needs_verification(h.producer_id, attributes)):
+                guard = state.start_verification(h.producer_id, h.producer_epoch)
+                answer = await verifier(transactional_id, h.producer_id, h.producer_epoch, topic, partition)
+                code = produce_error_for_verification(answer)
+                if code != Errors.NONE:
+                    return sv.ProduceResult(code, error_message="transaction verification failed")
+                if self.lookup(topic, partition) is not part:
+                    return sv.ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER)
+            return self._append_now(part, raw, h, acks, attributes, control_type, guard)
+
+    @staticmethod
+    def _append_now(part: Partition, raw: bytes, h: Any, acks: int, attributes: int, control_type: int,
+                    guard: int | None) -> AppendResult:
+        replica = part.replica
+        # L2: stamp the offsets and epoch the core will assign (it appends at its LEO in its LE).
+        payload = rewrite_batch(raw, replica.log_end_offset, replica.leader_epoch) if replica.role == LEADER else raw
+        return replica.append_as_leader(
+            ProduceBatch(h.last_offset_delta + 1, payload, h.producer_id, h.producer_epoch, h.base_sequence,
+                         h.max_timestamp, attributes, control_type, verification_guard=guard),
+            acks, now_ms())
 
     # ------------------------------------------------------------------ fetch (L8-L10, long polling)
     async def fetch(self, spec: sv.FetchSpec, known_topic: Callable[[str], bool]) -> sv.FetchResult:
@@ -291,23 +372,33 @@ class ReplicaManager:
                 r = type(r)(r.error, r.leader_epoch, r.fetch_offset, r.high_watermark, r.log_start_offset,
                             r.last_stable_offset, None, tuple(part.log.read(p.fetch_offset, p.partition_max_bytes)))
         else:
-            r = replica.read_committed(p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
+            r = replica.read_committed(p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch,
+                                       spec.isolation_level)
         current = None
         if r.error.code in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH):
             current = (replica.leader_id, replica.leader_epoch)
         div = r.diverging_epoch
         return sv.FetchPartitionResult(
             p.topic, p.partition, r.error.code, r.high_watermark, r.last_stable_offset, r.log_start_offset,
-            b"".join(b.payload for b in r.batches), (div.epoch, div.end_offset) if div else None, current)
+            b"".join(b.payload for b in r.batches), (div.epoch, div.end_offset) if div else None, current,
+            aborted_transactions=self._aborted_list(r, spec.isolation_level))
+
+    def _aborted_list(self, r: Any, isolation_level: int) -> tuple[tuple[int, int], ...] | None:
+        """The aborted transactions a read_committed answer carries (none at read_uncommitted); the
+        ``aborted-read-committed`` bug leaves them out, so consumers keep aborted records."""
+        if not isolation_level:
+            return None
+        return () if is_active(self.config.inject_bug, "aborted-read-committed") else r.aborted_transactions
 
     # ------------------------------------------------------------------ list offsets / epochs (L11, L18)
-    def list_offsets(self, q: sv.ListOffsetsPartitionSpec, known_topic: bool) -> sv.ListOffsetsResult:
-        """ListOffsets for one partition through the core (L18)."""
+    def list_offsets(self, q: sv.ListOffsetsPartitionSpec, known_topic: bool,
+                     isolation_level: int = 0) -> sv.ListOffsetsResult:
+        """ListOffsets for one partition through the core (L18; LATEST is the LSO at read_committed)."""
         part = self.lookup(q.topic, q.partition)
         if part is None:
             return sv.ListOffsetsResult(q.topic, q.partition, Errors.NOT_LEADER_OR_FOLLOWER if known_topic
                                         else Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        r = part.replica.list_offsets(q.timestamp, q.current_leader_epoch)
+        r = part.replica.list_offsets(q.timestamp, q.current_leader_epoch, isolation_level)
         return sv.ListOffsetsResult(q.topic, q.partition, r.error.code, r.timestamp, r.offset, r.leader_epoch)
 
     def offset_for_leader_epoch(self, q: sv.EpochQuery, known_topic: bool) -> sv.EpochEndOffset:
@@ -365,13 +456,27 @@ class HwmIgnoresIsrReplica(PartitionReplica):
             self._complete_acks()
 
 
+class ZombieAcceptingProducerState(ProducerStateManager):
+    """The ``fenced-producer-accepted`` bug (KIP-98 fencing broken on purpose): a transactional batch of a
+    producer epoch older than the partition's is appended instead of refused. Everything else is the core."""
+
+    def check(self, producer_id: int, producer_epoch: int, base_sequence: int, record_count: int,
+              attributes: int = 0) -> ProducerCheck:
+        current = self.entry(producer_id)
+        if (attributes & TRANSACTIONAL_BIT and not attributes & CONTROL_BIT and current is not None
+                and producer_epoch < current.producer_epoch):
+            return ProducerCheck()
+        return super().check(producer_id, producer_epoch, base_sequence, record_count, attributes)
+
+
 def decode_log_batches(records: bytes) -> list[LogBatch]:
     """Turn raw v2 batches from a leader's fetch answer into ``LogBatch`` values for the follower core."""
     out: list[LogBatch] = []
     for pos, h in iter_batches(records):
+        payload = bytes(records[pos:pos + h.size])
+        attributes, control_type = batch_txn_fields(payload)
         out.append(LogBatch(h.base_offset, h.last_offset_delta + 1, h.partition_leader_epoch, h.producer_id,
-                            h.producer_epoch, h.base_sequence, h.max_timestamp,
-                            bytes(records[pos:pos + h.size])))
+                            h.producer_epoch, h.base_sequence, h.max_timestamp, payload, attributes, control_type))
     return out
 
 

@@ -1,9 +1,9 @@
 """The contract between the Kafka wire layer and the processes that hold state.
 
-The wire layer (``reference_impl.server.wire`` + ``reference_impl.server.client_apis``) decodes requests,
-validates what can be validated without state (framing, schemas, record-batch CRCs, version ranges), calls
-ONE of the async methods below, and encodes the dataclass it gets back into the right response version. It
-never touches logs, metadata or timers itself. The node processes implement these protocols:
+The wire layer (``reference_impl.server.wire`` + the handlers of ``reference_impl.server.apis``) decodes
+requests, validates what can be validated without state (framing, schemas, record-batch CRCs, version
+ranges), calls ONE of the async methods below, and encodes the dataclass it gets back into the right
+response version. It never touches logs, metadata or timers itself. The node processes implement these protocols:
 
 - ``BrokerServices`` in the broker process (partition logs, replica state, metadata image);
 - ``AdminServices`` in the controller process (the admin APIs are served there; a broker does not
@@ -186,6 +186,8 @@ class FetchPartitionResult:
     diverging_epoch: tuple[int, int] | None = None
     current_leader: tuple[int, int] | None = None
     preferred_read_replica: int = -1
+    # read_committed: (producer id, first offset) of the aborted transactions in ``records`` (KIP-98)
+    aborted_transactions: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -472,7 +474,7 @@ class BrokerServices(Protocol):
 class AdminServices(Protocol):
     """The admin APIs, served where the cluster metadata is decided (the controller process).
 
-    ``client_apis.ClientApiHandlers(admin=...)`` handles CreateTopics, DescribeConfigs, AlterConfigs,
+    ``client_apis.ClientApiHandlers(admin=...)`` (its ``apis.admin.AdminApis``) handles CreateTopics, DescribeConfigs, AlterConfigs,
     IncrementalAlterConfigs, ElectLeaders,
     AlterPartitionReassignments and ListPartitionReassignments locally with this object; without one,
     they are forwarded through ``BrokerServices.forward_to_controller``. Each method completes once the

@@ -25,8 +25,9 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from simulator.guards import functions, is_raise_guard
+
 OPERATORS = ("negate-condition", "remove-condition", "drop-return", "flip-comparison")
-SELF_CHECKS = frozenset({"check_invariants", "invariant_violations"})
 _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -176,8 +177,8 @@ class _Site:
 def _sites(tree: ast.Module) -> list[_Site]:
     """Mutation sites in source order; at one position, in the order of ``OPERATORS``."""
     sites: list[tuple[tuple[int, int, int, int], _Site]] = []
-    for function, definition in _functions(tree):
-        guarded = {id(n) for g in ast.walk(definition) if _is_raise_guard(g) for n in ast.walk(g.test)}
+    for function, definition in functions(tree):
+        guarded = {id(n) for g in ast.walk(definition) if is_raise_guard(g) for n in ast.walk(g.test)}
         tests = {id(n) for t in ast.walk(definition) if isinstance(t, (ast.If, ast.While, ast.IfExp))
                  for n in ast.walk(t.test)}
         for node in ast.walk(definition):
@@ -190,19 +191,8 @@ def _sites(tree: ast.Module) -> list[_Site]:
     return [site for _, site in sites]
 
 
-def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
-    """(qualified name, def node) of each module-level function and method (nested defs are part of theirs)."""
-    def visit(body: list[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.AST]]:
-        for stmt in body:
-            if isinstance(stmt, ast.ClassDef):
-                yield from visit(stmt.body, f"{prefix}{stmt.name}.")
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in SELF_CHECKS:
-                yield f"{prefix}{stmt.name}", stmt
-    yield from visit(tree.body, "")
-
-
 def _node_sites(node: ast.AST, function: str, definition: ast.AST, in_test: bool) -> Iterator[_Site]:
-    if isinstance(node, (ast.If, ast.While, ast.IfExp)) and not _is_raise_guard(node):
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)) and not is_raise_guard(node):
         yield _Site(node, None, function, definition, "negate-condition")
         if isinstance(node, ast.If):
             yield _Site(node, None, function, definition, "remove-condition")
@@ -227,7 +217,3 @@ def _statement_lists(node: ast.AST) -> Iterator[list[ast.stmt]]:
             yield statements
     for handler in getattr(node, "handlers", []):
         yield handler.body
-
-
-def _is_raise_guard(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and not node.orelse and all(isinstance(s, ast.Raise) for s in node.body)

@@ -5,8 +5,10 @@
 
 Every mutant is listed, survivors included: where (file:line), operator, original -> mutated, the outcome,
 the invariant or check that caught it, the seed and the time to detect. The summary gives the detection
-rate among the mutants that were run and changed some behaviour (the "no difference" and "not exercised"
-ones are judged equivalent for this rate: see ``campaign``), and the median time to detect.
+rate among the non-equivalent mutants: a mutant is equivalent only when 200 schedules that execute it
+left trace and history unchanged (``campaign``); every other mutant that was not detected (a survivor, one
+not exercised by any baseline schedule) counts against it. Then the median time to detect and the guard
+table of the baseline schedules (which guards of the core fired in how many of them, never-fired first).
 Exit code 0 when the rate reaches ``--target`` (default 90 %), 1 below it, 2 for bad arguments.
 """
 
@@ -17,16 +19,19 @@ import json
 import statistics
 import sys
 
+from simulator.guard_report import GuardTally, render
+from simulator.guards import core_guards
 from simulator.mutation.campaign import (
     DETECTED,
+    EQUIVALENT,
     HANG,
-    NO_DIFFERENCE,
     NOT_APPLICABLE,
     NOT_EXERCISED,
     NOT_RUN,
     SURVIVED,
     Campaign,
     Outcome,
+    baseline_guard_table,
     core_mutants,
     run_campaign,
 )
@@ -45,8 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=600.0, help="seconds for the whole self-test (default 600)")
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--max-per-mutant", type=float, default=60.0, help="seconds at most per mutant (default 60)")
-    p.add_argument("--coverage-seeds", type=int, default=100,
-                   help="seeds per cluster setting of the sequence for the coverage judgement (default 100)")
+    p.add_argument("--coverage-seeds", type=int, default=40,
+                   help="seeds per cluster setting of the sequence run by the core first, for the coverage "
+                        "judgement and as the evidence of equivalence (default 40)")
     p.add_argument("--only", help="only mutants whose key contains this text (e.g. replica.py)")
     p.add_argument("--target", type=float, default=90.0, help="detection rate in %% to pass (default 90)")
     p.add_argument("--json", metavar="FILE", help="also write the outcomes as JSON")
@@ -76,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(outcomes))
     summary_lines, rate = summary(outcomes)
     print("\n".join(summary_lines))
+    print("\n".join(guard_table_lines()))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump([as_dict(o) for o in outcomes], fh, indent=1)
@@ -100,22 +107,25 @@ def table(outcomes: list[Outcome]) -> str:
 def summary(outcomes: list[Outcome]) -> tuple[list[str], float | None]:
     """The summary lines and the detection rate in % among non-equivalent mutants (None if there is none)."""
     count = {s: sum(o.status == s for o in outcomes) for s in
-             (DETECTED, HANG, SURVIVED, NO_DIFFERENCE, NOT_EXERCISED, NOT_APPLICABLE, NOT_RUN)}
+             (DETECTED, HANG, SURVIVED, EQUIVALENT, NOT_EXERCISED, NOT_APPLICABLE, NOT_RUN)}
     caught = count[DETECTED] + count[HANG]
-    judged = caught + count[SURVIVED]
+    judged = caught + count[SURVIVED] + count[NOT_EXERCISED]
     rate = 100.0 * caught / judged if judged else None
     times = sorted(o.seconds for o in outcomes if o.status == DETECTED)
     by_rule: dict[str, int] = {}
     for o in outcomes:
         if o.status == DETECTED:
             by_rule[o.rule or "?"] = by_rule.get(o.rule or "?", 0) + 1
+    differing = sum(1 for o in outcomes if o.status == SURVIVED and o.differs)
     lines = [
         f"{len(outcomes)} mutants: {count[DETECTED]} detected, {count[HANG]} hang, {count[SURVIVED]} survived "
-        f"(behaviour changed, no rule broken), {count[NO_DIFFERENCE]} no observable difference, "
-        f"{count[NOT_EXERCISED]} not exercised by the baseline, {count[NOT_APPLICABLE]} not applicable, "
+        f"({differing} with a behaviour seen to differ, {count[SURVIVED] - differing} not shown equivalent), "
+        f"{count[EQUIVALENT]} equivalent (unchanged on 200 schedules that execute them), "
+        f"{count[NOT_EXERCISED]} not exercised by the baseline "
+        f"({100.0 * count[NOT_EXERCISED] / max(len(outcomes), 1):.1f} %), {count[NOT_APPLICABLE]} not applicable, "
         f"{count[NOT_RUN]} not run (budget spent)",
-        "detection rate among non-equivalent mutants (detected + hang over detected + hang + survived): "
-        + (f"{rate:.1f} %" if rate is not None else "n/a"),
+        "detection rate among non-equivalent mutants (detected + hang over detected + hang + survived + not "
+        "exercised): " + (f"{rate:.1f} %" if rate is not None else "n/a"),
     ]
     if times:
         lines.append(f"time to detect: median {statistics.median(times):.2f} s, max {times[-1]:.2f} s; "
@@ -124,12 +134,27 @@ def summary(outcomes: list[Outcome]) -> tuple[list[str], float | None]:
     return lines, rate
 
 
+def guard_table_lines(rows: int = 0) -> list[str]:
+    """The guard table of the campaign's baseline schedules (times fired: schedules in which it fired)."""
+    schedules, firings = baseline_guard_table()
+    if not schedules:
+        return []
+    tally = GuardTally()
+    tally.schedules = schedules
+    index = {g.name: i for i, g in enumerate(core_guards())}
+    for name, n in firings.items():
+        if n:
+            tally.fired[index[name]] = n
+    return ["baseline " + line if i == 0 else line for i, line in enumerate(render(tally, quorum=True, limit=rows))]
+
+
 def as_dict(o: Outcome) -> dict:
     """An outcome as JSON-ready data."""
     m = o.mutant
     return {"key": m.key, "where": m.where, "operator": m.operator, "original": m.original,
             "mutated": m.mutated, "status": o.status, "rule": o.rule, "variant": o.variant, "seed": o.seed,
-            "seconds": round(o.seconds, 3), "schedules": o.schedules, "detail": o.detail}
+            "seconds": round(o.seconds, 3), "schedules": o.schedules, "identical": o.identical,
+            "differs": o.differs, "detail": o.detail}
 
 
 def _short(text: str, width: int = 48) -> str:

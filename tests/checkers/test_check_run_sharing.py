@@ -14,8 +14,8 @@ import checkers.queue as queue
 from checkers.analysis import check_run
 from checkers.invariants import InvariantChecker
 from checkers.linear.runner import LinearChecker
-from checkers.queue_checker import QueueChecker, find_anomalies
-from checkers.synth import mutate, synth_history
+from checkers.queue.checker import QueueChecker, find_anomalies
+from tests.support.synth import mutate, synth_history
 
 
 def _write(path, ops):
@@ -81,8 +81,9 @@ def test_nothing_is_kept_from_one_check_to_the_next(tmp_path):
 
 def test_the_checkers_neither_fork_nor_pause_the_collector(monkeypatch):
     import checkers.forked as forked
+    import checkers.parallel as parallel
 
-    monkeypatch.setattr(queue, "PARALLEL_MIN_OPS", 0)  # check_run would fork for a history this small
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_OPS", 0)  # check_run would fork for a history this small
     ops = synth_history(300, seed=4, p_gap=0.0)
 
     def forbidden(*args):

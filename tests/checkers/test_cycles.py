@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.queue import QueueAnalysis
-from checkers.queue_cycles import (
+from checkers.queue.cycles import (
     RT,
     WR,
     WW,
@@ -17,8 +17,8 @@ from checkers.queue_cycles import (
     dependency_edges,
     vertices_of,
 )
-from checkers.synth import MUTATIONS, mutate, synth_history
 from tests.checkers.fixtures import GOLDEN, future_read, wr_only_pair
+from tests.support.synth import MUTATIONS, mutate, synth_history
 
 
 def full_graph_has_cycle(a):

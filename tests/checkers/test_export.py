@@ -7,11 +7,11 @@ import sys
 import edn_format
 import pytest
 
-from checkers.export import jepsen_op, to_edn, to_jepsen_json
+from checkers.history.export import jepsen_op, to_edn, to_jepsen_json
 from checkers.linear.formats import read_edn
-from checkers.synth import synth_history
-from harness.core.history import iter_history
+from harness.history import iter_history
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import synth_history
 
 
 def test_jepsen_encoding_of_single_ops():
@@ -48,7 +48,7 @@ def test_json_export_is_valid_json_array():
 def test_export_cli(tmp_path):
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in GOLDEN["unseen"][0]) + "{bad\n")
-    proc = subprocess.run([sys.executable, "-m", "harness.app.cli", "export", "--history", str(path), "--format",
+    proc = subprocess.run([sys.executable, "-m", "kraftcheck.cli", "export", "--history", str(path), "--format",
                            "edn"], capture_output=True, text=True)
     assert proc.returncode == 0
     assert proc.stdout.count("\n") == 2 and ":f :send" in proc.stdout
@@ -56,7 +56,7 @@ def test_export_cli(tmp_path):
 
 
 def export(*argv):
-    return subprocess.run([sys.executable, "-m", "harness.app.cli", "export", *argv], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kraftcheck.cli", "export", *argv], capture_output=True,
                           text=True)
 
 
@@ -72,12 +72,19 @@ def test_export_refuses_unusable_inputs_with_one_line(tmp_path):
              (["--history", str(tmp_path / "none.jsonl"), "--format", "parquet"], "no such file"),
              (["--history", str(edn), "--format", "parquet"], "EDN history"),
              (["--history", str(edn)], "EDN history"),
-             (["--history", str(garbage)], "no line of it is a history op")]
+             (["--history", str(garbage)], "no line of it is a history op"),
+             (["--history", str(garbage), "--format", "parquet"], "no line of it is a history op")]
     for argv, needle in cases:
         proc = export(*argv)
         last = proc.stderr.strip().splitlines()[-1]
         assert proc.returncode == 2 and needle in last and not proc.stdout, (argv, proc.stderr)
     assert not list(tmp_path.glob("*.parquet"))
+    run = tmp_path / "store" / "queue" / "r1"
+    run.mkdir(parents=True)
+    (run / "history.jsonl").write_text("nothing here\n")
+    proc = export("--store", str(tmp_path / "store"), "--format", "parquet")
+    assert proc.returncode == 2 and "no line of it is a history op" in proc.stderr
+    assert not (run / "history.parquet").exists()
 
 
 def test_export_counts_malformed_lines(tmp_path):
@@ -90,7 +97,7 @@ def test_export_counts_malformed_lines(tmp_path):
 
 def test_parquet_export_of_a_history_and_of_a_store(tmp_path):
     pytest.importorskip("pyarrow", reason="pyarrow comes with the optional 'spark' extra")
-    from checkers.history_parquet import read_ops
+    from checkers.history.parquet import read_ops
 
     runs = []
     for n, stamp in enumerate(["20261122T100000.000Z", "20261122T100100.000Z"]):

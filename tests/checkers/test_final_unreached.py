@@ -1,7 +1,7 @@
 """I6 / acked-unreadable when the final phase could not reach a partition: its writes are unknown, not lost."""
 
 from checkers.invariants import check_invariants
-from checkers.queue_checker import QueueChecker
+from checkers.queue.checker import QueueChecker
 from tests.checkers.fixtures import poll, send, seq
 
 FINAL = {"final": True}

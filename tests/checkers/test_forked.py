@@ -6,19 +6,20 @@ import random
 
 import pytest
 
+from checkers import parallel
 from checkers import queue as q
 from checkers.analysis import check_run
 from checkers.forked import Forked
-from checkers.queue_checker import QueueChecker
-from checkers.synth import MUTATIONS, mutate, synth_history
+from checkers.queue.checker import QueueChecker
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import MUTATIONS, mutate, synth_history
 
 
 @pytest.fixture
 def tiny_thresholds(monkeypatch):
     """Fork for any history, so small ones exercise the two-process path."""
-    monkeypatch.setattr(q, "PARALLEL_MIN_OPS", 0)
-    monkeypatch.setattr(q, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_OPS", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
 
 
 def _children() -> set[int]:
@@ -32,7 +33,7 @@ def _children() -> set[int]:
 def _two_process(ops, options=None):
     options = dict(options or {})
     with q.no_gc():
-        side = q.start_side(ops, options)
+        side = parallel.start_side(ops, options)
         assert side is not None and side.pid is not None
         return q.anomalies_of(q.QueueAnalysis(ops, options), side)
 
@@ -67,8 +68,8 @@ def test_side_started_on_the_file_matches(tmp_path, tiny_thresholds):
 
 def test_small_histories_stay_in_one_process():
     ops = synth_history(100, seed=1)
-    assert q.start_side(ops, {}) is None
-    assert q.start_side(ops, {"parallel": False, "cycles": True}) is None
+    assert parallel.start_side(ops, {}) is None
+    assert parallel.start_side(ops, {"parallel": False, "cycles": True}) is None
 
 
 def test_child_failure_falls_back_to_this_process():
@@ -92,7 +93,7 @@ def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds)
     before = _children()
     checker = QueueChecker({})
     with pytest.raises(RuntimeError), q.no_gc():
-        side = q.start_side(ops, {})
+        side = parallel.start_side(ops, {})
         assert side is not None
         pid = side.pid
         try:
@@ -107,10 +108,10 @@ def test_exception_in_parent_computation_still_raises_and_reaps(tiny_thresholds)
 
 @pytest.mark.parametrize("tail", ["", "\r\n", '{"type": "info", "process": 9, "f": "poll", "time": 1, "value": 123456789012345678901234}\n'])
 def test_the_side_reads_the_file_one_op_at_a_time_with_the_same_result(tmp_path, tail, monkeypatch):
-    # The child builds its analysis from history_fast.iter_ops; a carriage return or a big integer met
+    # The child builds its analysis from checkers.history.jsonl.iter_ops; a carriage return or a big integer met
     # after ops were already used (small blocks here) makes it start over with the reference reader.
-    from checkers import history_fast
-    from checkers.history_fast import read_ops
+    from checkers.history import jsonl as history_fast
+    from checkers.history.jsonl import read_ops
 
     whole = history_fast.iter_ops
     monkeypatch.setattr(history_fast, "iter_ops",
@@ -120,6 +121,6 @@ def test_the_side_reads_the_file_one_op_at_a_time_with_the_same_result(tmp_path,
     ops = mutate(synth_history(300, seed=11), "swap-offsets", rng)[0]
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in ops) + tail)
-    expected = q._side_kinds(q.QueueAnalysis(read_ops(path), {}))
-    assert q._side_from_file(str(path), {}) == expected
+    expected = parallel._side_kinds(q.QueueAnalysis(read_ops(path), {}))
+    assert parallel._side_from_file(str(path), {}) == expected
     assert expected["G0"] or expected["G1c"] or expected["G0-realtime"] or expected["G1c-realtime"]

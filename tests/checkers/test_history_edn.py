@@ -1,4 +1,4 @@
-"""Jepsen EDN histories: reading them (checkers/history_edn.py), the round trip with ``export --format edn``,
+"""Jepsen EDN histories: reading them (checkers/history/edn.py), the round trip with ``export --format edn``,
 ``kraftcheck check --history FILE.edn`` end to end, and clear errors for EDN that is not a Jepsen history."""
 
 import json
@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import checkers.history_edn as history_edn
+import checkers.history.edn as history_edn
 from checkers.analysis import check_run
-from checkers.export import to_edn
-from checkers.history_edn import mark_final_phase, read_edn_history, sniff_format
-from checkers.history_fast import read_ops
+from checkers.history.edn import mark_final_phase, read_edn_history, sniff_format
+from checkers.history.export import to_edn
+from checkers.history.jsonl import read_ops
 from checkers.queue import queue_anomalies
-from checkers.synth import synth_history
-from harness.app.commands.check import main as check_main
+from kraftcheck.commands.check import main as check_main
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import synth_history
 
 EXAMPLE = Path(__file__).parent / "data" / "jepsen_kafka_anomalies.edn"
 
@@ -54,7 +54,7 @@ def test_round_trip_of_synthetic_histories(tmp_path, seed, p_txn, p_reassign, fi
 
 
 def test_the_fast_reader_and_edn_format_read_the_same(tmp_path, monkeypatch):
-    """The fast EDN reader (checkers/linear/edn_fast.py) against edn_format, the reference path."""
+    """The fast EDN reader (checkers/history/edn_fast.py) against edn_format, the reference path."""
     ops = synth_history(150, seed=3, p_txn=0.5, p_reassign=0.2)
     text = to_edn(read_ops(_jsonl(tmp_path / "h.jsonl", ops)))
     text += EXAMPLE.read_text()
@@ -194,7 +194,7 @@ def test_check_of_a_jepsen_history_reports_what_jepsens_checker_reports():
 def test_check_cli_on_edn_and_on_its_export(tmp_path):
     """``kraftcheck check --history F.edn`` through the dispatcher; the same history as JSONL, exported back
     to EDN, gives the same verdict and anomalies."""
-    run = [sys.executable, "-m", "harness.app.cli", "check", "--no-linear", "--json", "--history"]
+    run = [sys.executable, "-m", "kraftcheck.cli", "check", "--no-linear", "--json", "--history"]
     proc = subprocess.run(run + [str(EXAMPLE)], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     direct = json.loads(proc.stdout)["checkers"]["queue"]

@@ -1,12 +1,12 @@
-"""checkers.history_fast.read_ops returns exactly what harness.core.history.iter_history returns."""
+"""checkers.history.jsonl.read_ops returns exactly what harness.history.iter_history returns."""
 
 import json
 
 import pytest
 
-from checkers.history_fast import read_ops
-from checkers.synth import synth_history
-from harness.core.history import iter_history
+from checkers.history.jsonl import read_ops
+from harness.history import iter_history
+from tests.support.synth import synth_history
 
 
 def _both(path, block_bytes=1 << 20):
@@ -97,7 +97,7 @@ def test_lines_longer_than_a_block(tmp_path):
 
 
 def test_iter_ops_yields_read_ops_one_at_a_time_and_gives_up_late(tmp_path):
-    from checkers.history_fast import NeedsReference, iter_ops
+    from checkers.history.jsonl import NeedsReference, iter_ops
 
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in synth_history(40, seed=5)))

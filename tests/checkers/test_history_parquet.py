@@ -1,4 +1,4 @@
-"""The columnar history (checkers/history_parquet.py): lossless, reproducible to the byte, checked against
+"""The columnar history (checkers/history/parquet.py): lossless, reproducible to the byte, checked against
 its JSONL, and its key table gives the Python checker's anomalies key by key."""
 
 import json
@@ -11,7 +11,7 @@ pytest.importorskip("pyarrow")
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from checkers.history_parquet import (  # noqa: E402
+from checkers.history.parquet import (  # noqa: E402
     MANIFEST,
     QUEUE,
     NotColumnar,
@@ -23,9 +23,9 @@ from checkers.history_parquet import (  # noqa: E402
     write_history_parquet,
 )
 from checkers.queue import queue_anomalies  # noqa: E402
-from checkers.queue_keys import KEY_KINDS, analysis_of_key, key_anomalies, merge_keys  # noqa: E402
-from checkers.queue_rows import records_of_key  # noqa: E402
-from harness.core.history import HistoryFormatError, read_history  # noqa: E402
+from checkers.queue.keys import KEY_KINDS, analysis_of_key, key_anomalies, merge_keys  # noqa: E402
+from checkers.queue.rows import records_of_key  # noqa: E402
+from harness.history import HistoryFormatError, read_history  # noqa: E402
 from tests.spark_analysis.planted import planted_history  # noqa: E402
 
 ODD_LINES = [

@@ -14,7 +14,7 @@ from checkers.linear.formats import load, read_edn, to_partitions
 from checkers.linear.knossos import parse_output, partition_to_edn, run_knossos
 from checkers.linear.models import MODELS, UNKNOWN
 from checkers.linear.wgl import INF, Operation, check_operations
-from checkers.synth import mutate, synth_history
+from tests.support.synth import mutate, synth_history
 
 # porcupine's test corpus (MIT; tests/data/porcupine/SOURCE.md says where it comes from).
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "porcupine")
@@ -333,9 +333,9 @@ def test_queue_histories_with_transactions_get_the_log_with_gaps():
 
 
 def test_jsonl_is_read_as_the_other_checkers_read_it(tmp_path):
-    # Same ops as checkers.history_fast.read_ops: a torn line and an op without a valid time are skipped
+    # Same ops as checkers.history.jsonl.read_ops: a torn line and an op without a valid time are skipped
     # (kraftcheck check reports them), the rest is checked.
-    from checkers.history_fast import read_ops
+    from checkers.history.jsonl import read_ops
 
     ops = synth_history(60, seed=2, keys=1)
     lines = [json.dumps(op) for op in ops]

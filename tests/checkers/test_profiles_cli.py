@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 from checkers.analysis import check_run
-from checkers.profiles import apply_override, derive_profile
-from checkers.synth import synth_history
-from harness.app.commands.check import main as check_main
+from checkers.queue.profiles import apply_override, derive_profile
+from kraftcheck.commands.check import main as check_main
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import synth_history
 
 LOSSY = [{"index": 100, "time": 1, "type": "invoke", "process": "nemesis", "f": "power-loss", "value": None},
          {"index": 101, "time": 2, "type": "ok", "process": "nemesis", "f": "power-loss",
@@ -87,14 +87,14 @@ def test_malformed_lines_reported_rest_checked(tmp_path, capsys):
 def test_exit_codes_via_dispatcher(tmp_path):
     ok = write(tmp_path / "ok.jsonl", synth_history(50, seed=2))
     unseen = write(tmp_path / "unseen.jsonl", GOLDEN["unseen"][0])
-    run = [sys.executable, "-m", "harness.app.cli", "check", "--no-linear", "--history"]
+    run = [sys.executable, "-m", "kraftcheck.cli", "check", "--no-linear", "--history"]
     assert subprocess.run(run + [ok], capture_output=True).returncode == 0
     assert subprocess.run(run + [unseen], capture_output=True).returncode == 2
     assert subprocess.run(run + [str(tmp_path / "missing.jsonl")], capture_output=True).returncode == 2
 
 
 def test_a_raising_checker_is_unknown_not_a_crash(tmp_path, monkeypatch):
-    import checkers.queue_checker as qc
+    import checkers.queue.checker as qc
 
     def boom(*a, **k):
         raise RuntimeError("broken")
@@ -105,7 +105,7 @@ def test_a_raising_checker_is_unknown_not_a_crash(tmp_path, monkeypatch):
 
 
 def test_recovery_deadline_from_the_final_phase():
-    from checkers.queue_checker import QueueChecker, recovery_deadline
+    from checkers.queue.checker import QueueChecker, recovery_deadline
     from tests.checkers.fixtures import build, poll, send
     rows = [*send(0, 1, 1, 0), *poll(1, {1: [(0, 1)]}, extra={"final": True})]
     ops = build(*rows)  # the final poll is invoked at t=20 and completes at t=30 (ns)
@@ -138,7 +138,7 @@ def test_whole_check_with_linearizability_on_valid_and_broken_histories(tmp_path
     # the offset gaps their markers leave, and without txn) pass; swapped acknowledged offsets do not.
     import random
 
-    from checkers.synth import mutate
+    from tests.support.synth import mutate
 
     for name, ops in (("txn", synth_history(300, seed=5, p_txn=0.2, p_gap=0.1)),
                       ("plain", synth_history(300, seed=6, p_txn=0.0, p_gap=0.0))):

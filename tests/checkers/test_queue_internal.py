@@ -5,12 +5,12 @@ resets, int-nonmonotonic-send, int-send-skip)."""
 
 import random
 
-from checkers.queue import QueueAnalysis, internal_polls, poll_skips, send_order
-from checkers.synth import deep_copy, mutate, synth_history
+from checkers.queue.keys import QueueAnalysis, internal_polls, poll_skips, send_order
+from tests.support.synth import deep_copy, mutate, synth_history
 
 
 def _by_definition(a):
-    """int-poll-skip / int-nonmonotonic-poll exactly as checkers/queue.py's docstring states them."""
+    """int-poll-skip / int-nonmonotonic-poll exactly as checkers/queue/anomalies.py's docstring states them."""
     skips, nonmono = [], []
     vo = a.vo
     for r in a.recs:

@@ -1,7 +1,7 @@
 """Cases from Jepsen's own Kafka checker tests (jepsen.tests.kafka-test), in Jepsen's micro-op encoding.
 
 Keys :x/:y become 1/2 and values :a, :b, ... become 10, 11, ...; op indices are positions here. The facts
-(which anomaly, which values) carry over; our result shapes are those of checkers/queue.py.
+(which anomaly, which values) carry over; our result shapes are those of checkers/queue/anomalies.py.
 """
 
 from checkers.queue import queue_anomalies

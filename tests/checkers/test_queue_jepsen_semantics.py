@@ -16,10 +16,10 @@ import json
 import pytest
 
 from checkers.analysis import check_run
-from checkers.profiles import WR_ONLY_RULE, apply_override, derive_profile
 from checkers.queue import queue_anomalies
-from checkers.queue_checker import QueueChecker
-from checkers.queue_cycles import without_ww
+from checkers.queue.checker import QueueChecker
+from checkers.queue.cycles import without_ww
+from checkers.queue.profiles import WR_ONLY_RULE, apply_override, derive_profile
 from tests.checkers.fixtures import GOLDEN, build, future_read, poll, send, wr_only_pair
 
 

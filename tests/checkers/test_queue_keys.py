@@ -1,4 +1,4 @@
-"""The per-key kinds computed one key at a time, merged, equal the whole history's (checkers/queue_keys.py).
+"""The per-key kinds computed one key at a time, merged, equal the whole history's (checkers/queue/keys.py).
 
 This is what lets the Spark engine run the Python checker's own code once per key: it holds when each key
 sees its part of every record, every assign, and the three facts of the whole history (final phase,
@@ -6,7 +6,7 @@ deadline, commitments through another key)."""
 
 import pytest
 
-from checkers.queue_keys import (
+from checkers.queue.keys import (
     KEY_KINDS,
     QueueAnalysis,
     analysis_of_key,
@@ -15,9 +15,9 @@ from checkers.queue_keys import (
     key_records,
     merge_keys,
 )
-from checkers.synth import synth_history
 from tests.checkers.fixtures import GOLDEN
 from tests.spark_analysis.planted import planted_history
+from tests.support.synth import synth_history
 
 
 def by_keys(ops, options, cross_key=True):

@@ -1,4 +1,4 @@
-"""Random valid histories produce no anomaly; mutations of them are caught (checkers/synth.py)."""
+"""Random valid histories produce no anomaly; mutations of them are caught (tests/support/synth.py)."""
 
 import random
 
@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checkers.queue import queue_anomalies
-from checkers.synth import MUTATIONS, mutate, synth_history
+from tests.support.synth import MUTATIONS, mutate, synth_history
 
 params = st.fixed_dictionaries({
     "n_ops": st.integers(20, 250),

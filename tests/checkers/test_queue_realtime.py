@@ -4,9 +4,9 @@ import random
 
 import pytest
 
-from checkers import queue_realtime
 from checkers.queue import QueueAnalysis
-from checkers.synth import deep_copy, mutate, synth_history
+from checkers.queue import realtime as queue_realtime
+from tests.support.synth import deep_copy, mutate, synth_history
 
 
 def _sweep_rows(a):

@@ -9,8 +9,9 @@ import random
 import sys
 import time
 
-from harness.core.context import RunContext
-from harness.core.hosts import make_host
+from harness.context import RunContext
+from harness.hosts import make_host
+from harness.spec import RunSpec
 from nemesis.registry import build_package
 from tests.nemesis.standin import StandInCluster
 
@@ -20,7 +21,7 @@ def main() -> None:
     store, backend, faults = sys.argv[1], sys.argv[2], sys.argv[3:]
     host = make_host(backend, store)
     cluster = StandInCluster(host)
-    run = RunContext(spec={}, host=host, store_dir=host.base_dir, rng=random.Random(0), cluster=cluster)
+    run = RunContext(spec=RunSpec(), host=host, store_dir=host.base_dir, rng=random.Random(0), cluster=cluster)
     cluster.node_env = run.node_env
     pkg = build_package(",".join(faults) or "none", seed=1)
     pkg.setup(run)

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from harness.core import cleanup
-from harness.core.hosts import state
-from harness.core.hosts.iptables import comment_tag
+from harness import cleanup
+from harness.hosts import state
+from harness.hosts.iptables import comment_tag
 
 
 def test_records_of_live_owner_are_kept_and_dead_ones_cleaned(tmp_path, monkeypatch):
@@ -74,7 +74,7 @@ def test_kill_local_harness_mid_partition_and_power_loss_then_clean(tmp_path, mo
 
 @pytest.mark.jepsen
 def test_kill_docker_harness_mid_partition_and_power_loss_then_clean(tmp_path, monkeypatch):
-    from harness.core.image import ImageError, docker_client
+    from harness.image import ImageError, docker_client
 
     try:
         client = docker_client()

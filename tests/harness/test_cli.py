@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from harness.app.cli import main
-from harness.core.history import HistoryWriter
+from harness.history import HistoryWriter
+from kraftcheck.cli import main
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -87,27 +87,28 @@ def test_missing_docker_engine_gives_the_local_hint(tmp_path, monkeypatch, capsy
 
 
 def test_replay_rebuilds_the_stored_spec_and_lets_flags_override(tmp_path, monkeypatch):
-    import harness.app.commands.run as run_command
-    from harness.app.runner import RunOutcome
-    from harness.core.spec import DEFAULTS, build_spec
+    import kraftcheck.commands.run as run_command
+    from harness.spec import DEFAULTS, build_spec
+    from kraftcheck.runner import RunOutcome
 
     stored = build_spec({"seed": 1234, "nemesis": "kill", "keys": 2, "variant": "v3.5", "min_isr": 1})
     (tmp_path / "spec.json").write_text(json.dumps(stored))
     seen = []
 
-    def fake_execute(spec, store_root, progress=True, report=True, out=None):  # records, runs nothing
-        seen.append(spec)
+    def fake_execute(spec, store_root, progress=True, report=True, out=None, environment=None):  # runs nothing
+        seen.append(spec.to_dict())
         return RunOutcome(tmp_path, 0, {"valid": True})
 
     monkeypatch.setattr(run_command, "execute", fake_execute)
     assert main(["run", "--replay", str(tmp_path / "spec.json")]) == 0
     assert all(seen[0][k] == stored[k] for k in DEFAULTS)
-    assert main(["run", "--replay", str(tmp_path), "--time-limit", "3"]) == 0
-    assert seen[1]["time_limit_s"] == 3.0 and seen[1]["seed"] == 1234
+    # (a time limit the stored interval leaves one turn of kill in: harness.fault_time)
+    assert main(["run", "--replay", str(tmp_path), "--time-limit", "25"]) == 0
+    assert seen[1]["time_limit_s"] == 25.0 and seen[1]["seed"] == 1234
 
 
 def test_analyze_rebuilds_trace_and_logs_of_a_killed_run(tmp_path, capsys):
-    from harness.core import store
+    from harness import store
 
     run = partial_store(tmp_path)
     store.write_json(run / "clock.json", store.clock_record(1_000))
@@ -140,7 +141,7 @@ def test_version_prints_the_package_version_and_the_git_commit(capsys):
 
 def help_texts():
     """(command line, help text) of every command and sub-command of kraftcheck and of the Spark module."""
-    from harness.app.cli import SUBCOMMANDS
+    from kraftcheck.cli import SUBCOMMANDS
     from spark_analysis.cli import dispatch
 
     lines = [["--help"], *[[name, "--help"] for name in SUBCOMMANDS],
@@ -176,7 +177,7 @@ def test_help_texts_have_no_markup_and_no_internal_names():
         assert text.strip(), argv
         assert not MARKUP.search(text), (argv, MARKUP.search(text).group(0))
         assert not INTERNAL_NAME.search(text), (argv, INTERNAL_NAME.search(text).group(0))
-    assert seen == 22
+    assert seen == 23
 
 
 # -- run: bad values before anything starts ---------------------------------------------------------------
@@ -189,7 +190,7 @@ def test_help_texts_have_no_markup_and_no_internal_names():
     (["--min-isr", "3", "--replication-factor", "2"], "min_isr (--min-isr)"),
 ])
 def test_run_rejects_bad_values_before_a_cluster_starts(argv, needle, capsys, tmp_path, monkeypatch):
-    import harness.app.commands.run as run_command
+    import kraftcheck.commands.run as run_command
 
     monkeypatch.setattr(run_command, "execute", lambda *a, **k: pytest.fail("a run started"))
     assert main(["run", *argv, "--store", str(tmp_path)]) == 2
@@ -205,8 +206,8 @@ def test_run_rejects_an_unknown_injected_bug(capsys):
 
 
 def test_replay_of_a_hand_edited_spec_names_the_file_and_the_key(tmp_path, capsys, monkeypatch):
-    import harness.app.commands.run as run_command
-    from harness.core.spec import build_spec
+    import kraftcheck.commands.run as run_command
+    from harness.spec import build_spec
 
     monkeypatch.setattr(run_command, "execute", lambda *a, **k: pytest.fail("a run started"))
     spec = tmp_path / "spec.json"
@@ -224,25 +225,26 @@ def test_replay_of_a_hand_edited_spec_names_the_file_and_the_key(tmp_path, capsy
 def test_the_scenario_key_survives_replay(tmp_path, monkeypatch, capsys):
     import argparse
 
-    from harness.app import scenarios
-    from harness.app.commands import scenario as scenario_command
-    from harness.app.runner import RunOutcome
+    from harness.spec import stored_form
+    from kraftcheck import scenarios
+    from kraftcheck.commands import scenario as scenario_command
+    from kraftcheck.runner import RunOutcome
 
     args = argparse.Namespace(backend="local", variant="v3.5", seed=11)
-    stored = scenario_command.build_scenario_spec(scenarios.get("lrs"), args, ["lrs", "--seed", "11"])
+    stored = stored_form(*scenario_command.build_scenario_spec(scenarios.get("lrs"), args, ["lrs", "--seed", "11"]))
     (tmp_path / "spec.json").write_text(json.dumps(stored))
     ran = []
 
     class RecordingRunner:  # stands in for ScriptedRunner: records what would run, starts nothing
-        def __init__(self, scenario, spec, store_root, progress=True, report=True, out=None):
-            ran.append((scenario.name, spec))
+        def __init__(self, scenario, spec, store_root, progress=True, report=True, out=None, environment=None):
+            ran.append((scenario.name, spec.to_dict()))
 
         def execute(self):
             return RunOutcome(tmp_path, 0, {"valid": True})
 
     monkeypatch.setattr(scenario_command, "ScriptedRunner", RecordingRunner)
     monkeypatch.setattr(scenario_command, "environment_problem", lambda scenario, backend: None)
-    import harness.app.commands.run as run_command
+    import kraftcheck.commands.run as run_command
     monkeypatch.setattr(run_command, "execute", lambda *a, **k: pytest.fail("a random run started"))
     assert main(["run", "--replay", str(tmp_path / "spec.json"), "--time-limit", "9"]) == 0
     name, spec = ran[0]
@@ -265,7 +267,7 @@ def test_cluster_up_checks_its_options_before_starting_a_keeper(tmp_path, monkey
 
 
 def test_replay_of_a_spec_naming_an_unknown_workload_is_an_argument_error(tmp_path, capsys):
-    from harness.core.spec import build_spec
+    from harness.spec import build_spec
 
     stored = build_spec({"seed": 1, "workload": "meteor"})  # a name is only checked against the registry
     (tmp_path / "spec.json").write_text(json.dumps(stored))

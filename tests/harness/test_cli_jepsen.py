@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.hosts import state
+from harness.hosts import state
 
 pytestmark = pytest.mark.jepsen
 
 
 def kraftcheck(args, env, timeout=180, **kwargs):
-    return subprocess.run([sys.executable, "-m", "harness.app.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "kraftcheck.cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout, **kwargs)
 
 
@@ -59,7 +59,7 @@ def node_processes_of(run_id):
 
 
 def test_harness_killed_mid_run_then_analyze_and_clean(env, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "harness.app.cli", "run", "--time-limit", "60", "--nemesis", "kill",
+    proc = subprocess.Popen([sys.executable, "-m", "kraftcheck.cli", "run", "--time-limit", "60", "--nemesis", "kill",
                              "--nemesis-interval", "3", "--no-progress", "--seed", "11"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -143,7 +143,7 @@ def test_cluster_up_down_and_clean_local(env, tmp_path):
 
 
 def test_clean_after_a_crashed_docker_cluster_keeper(env, tmp_path):
-    from harness.app.commands.run import docker_problem
+    from kraftcheck.commands.run import docker_problem
 
     problem = docker_problem()
     if problem:
@@ -175,7 +175,7 @@ def test_clean_after_a_crashed_docker_cluster_keeper(env, tmp_path):
 
 
 def test_sigterm_tears_everything_down_and_still_checks(env, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "harness.app.cli", "run", "--time-limit", "60", "--nemesis", "kill",
+    proc = subprocess.Popen([sys.executable, "-m", "kraftcheck.cli", "run", "--time-limit", "60", "--nemesis", "kill",
                              "--nemesis-interval", "3", "--no-progress"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

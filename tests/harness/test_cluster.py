@@ -1,15 +1,12 @@
-"""Unit tests of harness.core.cluster's pure parts: node configs, trace merging, data listings."""
+"""Unit tests of the cluster adapter's pure parts: node configs (node_config), trace merging and data
+listings (node_evidence), config files written through a host."""
 
 import json
 
-from harness.core.cluster import (
-    RefCluster,
-    data_listing,
-    read_trace_file,
-    render_properties,
-    write_merged_trace,
-)
-from harness.core.spec import normalize
+from harness.cluster import RefCluster
+from harness.node_config import render_properties
+from harness.node_evidence import data_listing, read_trace_file, write_merged_trace
+from harness.spec import RunSpec
 
 
 class DirHost:
@@ -40,7 +37,7 @@ def parse(text):
 
 
 def test_broker_and_controller_configs_follow_the_contract(tmp_path):
-    spec = normalize({"brokers": 2, "replication_factor": 2, "min_isr": 2, "variant": "v3.5",
+    spec = RunSpec.from_options({"brokers": 2, "replication_factor": 2, "min_isr": 2, "variant": "v3.5",
                       "unclean_leader_election": True, "flush_messages": 1, "keys": 3})
     cluster = RefCluster(DirHost(tmp_path))
     cluster.spec, cluster._broker_ids = spec, [1, 2]
@@ -66,7 +63,7 @@ def test_broker_and_controller_configs_follow_the_contract(tmp_path):
 def test_configs_are_accepted_by_the_servers_parser(tmp_path):
     from reference_impl.server.config import load_config
 
-    spec = normalize({"flush_ms": 100})
+    spec = RunSpec.from_options({"flush_ms": 100})
     cluster = RefCluster(DirHost(tmp_path))
     cluster.spec, cluster._broker_ids = spec, [1, 2]
     for node in ("controller", "b1"):
@@ -116,7 +113,7 @@ def test_teardown_waits_out_a_controlled_shutdown_the_controller_never_confirms(
     # A broker waits up to one session for the controller's confirmation before it closes; stopping it
     # earlier would SIGKILL it and lose the log summary its clean stop traces.
     cluster = RefCluster(DirHost(tmp_path))
-    cluster.spec = normalize({"broker_session_timeout_ms": 9000})
+    cluster.spec = RunSpec.from_options({"broker_session_timeout_ms": 9000})
     assert cluster.stop_grace_s() > 9.0
 
 
@@ -124,7 +121,7 @@ def test_leadership_counts_as_agreed_only_when_every_broker_says_the_same(tmp_pa
     # A broker cut off from the controller still believes it leads at its old epoch; until its metadata
     # catches up, a consumer bootstrapping from it would read a stale high watermark.
     cluster = RefCluster(DirHost(tmp_path))
-    cluster.spec, cluster._broker_ids = normalize({"brokers": 2, "replication_factor": 2, "min_isr": 1}), [1, 2]
+    cluster.spec, cluster._broker_ids = RunSpec.from_options({"brokers": 2, "replication_factor": 2, "min_isr": 1}), [1, 2]
 
     class Admin:
         def close(self):

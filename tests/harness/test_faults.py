@@ -1,4 +1,4 @@
-"""harness.core.faults: one fault vocabulary, and the three users of it agree on one history.
+"""harness.faults: one fault vocabulary, and the three users of it agree on one history.
 
 The history below mixes every kind of nemesis op kraftcheck records: lasting faults healed by their own
 heal, a heal that ends only some of the faults in place, a fault within its op during another fault, a
@@ -7,7 +7,7 @@ never healed. Coverage (``in_place_s``), the report's shaded bands and Spark's p
 give the same intervals for it.
 """
 
-from harness.core.faults import (
+from harness.faults import (
     F_FAMILY,
     FAMILY_FS,
     HEAL_FS,
@@ -56,7 +56,7 @@ EXPECTED = [  # (start s, end s, f)
 
 def test_the_vocabulary_is_consistent():
     assert FAMILY_FS.keys() == {"kill", "stop", "pause", "partition", "clock", "disk", "admin",
-                                "crash-lossy", "strike", "churn", "cut", "strand"}
+                                "crash-lossy", "strike", "churn", "cut", "strand", "episodes"}
     assert LASTING_FS | WITHIN_OP_FS == set(F_FAMILY) and not LASTING_FS & WITHIN_OP_FS
     assert not HEAL_FS & set(F_FAMILY)
     healed = set().union(*(fs for heal, fs in HEALED_BY.items() if heal != "heal"))

@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from checkers.export import to_edn
-from harness.app.cli import main
-from harness.core.history import (
+from checkers.history.export import to_edn
+from harness.history import (
     HistoryFormatError,
     MalformedLine,
     edn_problem,
@@ -15,6 +14,7 @@ from harness.core.history import (
     malformed_summary,
     read_history,
 )
+from kraftcheck.cli import main
 from tests.checkers.fixtures import GOLDEN
 
 OPS = GOLDEN["unseen"][0]

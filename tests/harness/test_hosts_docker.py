@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from harness.core.hosts.docker import host_pid_of, pick_subnet, project_root
+from harness.hosts.docker import host_pid_of, pick_subnet, project_root
 
 
 def test_pick_subnet_skips_used_ones():
@@ -28,15 +28,15 @@ def test_host_pid_of_unknown_namespace_is_none():
 
 @pytest.mark.jepsen
 def test_start_kill_exec_teardown(tmp_path, monkeypatch):
-    from harness.core.image import ImageError, docker_client
+    from harness.image import ImageError, docker_client
 
     monkeypatch.setenv("KRAFTCHECK_STATE", str(tmp_path / "state"))
     try:
         client = docker_client()
     except ImageError as exc:
         pytest.skip(str(exc))
-    from harness.core.hosts.docker import DockerHost
-    from harness.core.hosts.state import proc_state
+    from harness.hosts.docker import DockerHost
+    from harness.hosts.state import proc_state
 
     host = DockerHost(tmp_path / "store")
     try:

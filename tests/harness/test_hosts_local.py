@@ -4,8 +4,8 @@ import signal
 
 import pytest
 
-from harness.core.hosts import state
-from harness.core.hosts.local import LocalHost, run_prefix
+from harness.hosts import state
+from harness.hosts.local import LocalHost, run_prefix
 
 
 def test_prefix_is_stable_per_run_and_inside_loopback():

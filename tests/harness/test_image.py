@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.core import image
+from harness import image
 
 
 def test_tags_change_with_their_inputs(monkeypatch, tmp_path):

@@ -1,16 +1,18 @@
-"""Unit tests of harness.core.interpreter with scripted in-memory clients (pure logic, no cluster)."""
+"""Unit tests of harness.interpreter with scripted in-memory clients (pure logic, no cluster)."""
 
 import random
 import threading
 import time
 
-from harness.core.context import RunContext
-from harness.core.generator import FnGen, Limit, Once, QueueOps, Stagger, TimeLimit
-from harness.core.history import HistoryWriter, pair_ops, read_history
-from harness.core.interpreter import Interpreter
+from harness.context import RunContext
+from harness.generator import FnGen, Limit, Once, Stagger, TimeLimit
+from harness.history import HistoryWriter, pair_ops, read_history
+from harness.interpreter import Interpreter
+from harness.spec import RunSpec
 from nemesis.compose import ComposedNemesis
 from nemesis.registry import NemesisPackage, families
 from nemesis.schedule import Schedule
+from workloads.queue_ops import QueueOps
 
 
 class ScriptedClient:
@@ -35,7 +37,7 @@ class ScriptedClient:
 
 def make(tmp_path, behaviour, concurrency=2, timeout=0.3):
     history = HistoryWriter(tmp_path / "history.jsonl")
-    run = RunContext(spec={}, host=None, store_dir=tmp_path, rng=random.Random(1), history=history)
+    run = RunContext(spec=RunSpec(), host=None, store_dir=tmp_path, rng=random.Random(1), history=history)
     closed, created = [], []
 
     def factory(process):

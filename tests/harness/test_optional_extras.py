@@ -9,8 +9,8 @@ import subprocess
 import sys
 import textwrap
 
-from checkers.synth import synth_history
-from harness.app.extras import install_hint, missing_extra
+from kraftcheck.extras import install_hint, missing_extra
+from tests.support.synth import synth_history
 
 SCRIPT = textwrap.dedent("""
     import importlib, importlib.abc, json, sys
@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent("""
             return None
 
     sys.meta_path.insert(0, Absent())
-    from harness.app import cli
+    from kraftcheck import cli
 
     for module, _ in cli.SUBCOMMANDS.values():
         importlib.import_module(module)

@@ -24,10 +24,10 @@ def test_options_reach_the_fixture(pytester):
 def test_a_failing_run_prints_store_and_replay_command(pytester):
     # The runner is replaced inside the inner session only: this checks the plugin's reporting, not runs.
     pytester.makepyfile("""
-        import harness.app.runner as runner
+        import kraftcheck.runner as runner
         from pathlib import Path
 
-        def fake_execute(spec, store_root, progress=True, report=True, out=None):
+        def fake_execute(spec, store_root, progress=True, report=True, out=None, environment=None):
             return runner.RunOutcome(Path(store_root) / "queue" / "RUN", 1, {"valid": False})
 
         def test_run(kraftcheck_run, monkeypatch):
@@ -49,3 +49,19 @@ def test_passing_tests_print_nothing_extra(pytester):
     result = pytester.runpytest("-rA")
     result.assert_outcomes(passed=1)
     assert "replay:" not in result.stdout.str()
+
+
+def test_importing_the_plugin_loads_nothing_heavy():
+    # pytest imports the plugin in every session of any project where kraftcheck is installed: it must not
+    # pull in checkers, nemeses, reports, workloads, Spark or a Kafka client at import time.
+    import subprocess
+    import sys
+
+    heavy = ("checkers", "nemesis", "reports", "workloads", "spark_analysis", "simulator", "reference_impl",
+             "kafka", "confluent_kafka", "aiokafka", "pyspark", "pandas", "pyarrow", "docker", "matplotlib",
+             "kraftcheck.runner", "harness.cluster")
+    code = ("import sys, kraftcheck.pytest_plugin\n"
+            f"heavy = {heavy!r}\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -1,4 +1,4 @@
-"""results.json has a schema (harness/core/schemas/results.schema.json): real results from every writer
+"""results.json has a schema (harness/schemas/results.schema.json): real results from every writer
 validate against it, and it rejects what the writers never produce."""
 
 import io
@@ -8,15 +8,16 @@ import jsonschema
 import pytest
 
 from checkers.analysis import check_run
-from checkers.synth import synth_history
-from harness.app.cli import main
-from harness.app.commands.check import main as check_main
-from harness.app.runner import check_store, execute
-from harness.core import store
-from harness.core.history import HistoryWriter
-from harness.core.spec import build_spec
-from harness.core.spec_schema import RESULTS_SCHEMA_PATH
+from harness import store
+from harness.history import HistoryWriter
+from harness.spec import build_spec
+from harness.spec_schema import RESULTS_SCHEMA_PATH
+from kraftcheck.cli import main
+from kraftcheck.commands.check import main as check_main
+from kraftcheck.judge import check_store
+from kraftcheck.runner import execute
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import synth_history
 
 SCHEMA = json.loads(RESULTS_SCHEMA_PATH.read_text())
 FINAL = [{"time": 3, "type": "invoke", "process": 5, "f": "poll", "value": None, "final": True},

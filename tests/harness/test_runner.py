@@ -2,13 +2,15 @@
 
 import json
 
-from harness.app.runner import _Teardown, check_store, docker_engine_missing, write_columnar
-from harness.core.history import HistoryWriter
+from harness.history import HistoryWriter
+from kraftcheck.judge import check_store, write_columnar
+from kraftcheck.runner import docker_engine_missing
+from kraftcheck.teardown import TeardownStack
 
 
 def test_teardown_runs_once_in_reverse_and_survives_failures():
     done = []
-    td = _Teardown()
+    td = TeardownStack()
     td.add("a", lambda: done.append("a"))
     td.add("b", lambda: (_ for _ in ()).throw(RuntimeError("x")))
     td.add("c", lambda: done.append("c"))
@@ -76,7 +78,7 @@ def test_the_columnar_history_is_written_after_the_check_and_never_fails_the_run
     write_columnar(bad, logs.append)
     assert "no columnar history: NotColumnar" in logs[-1] and not (bad / "history.parquet").exists()
 
-    monkeypatch.setitem(sys.modules, "checkers.history_parquet", None)  # as without the 'spark' extra
+    monkeypatch.setitem(sys.modules, "checkers.history.parquet", None)  # as without the 'spark' extra
     other = _store(tmp_path / "c" if (tmp_path / "c").mkdir() is None else None, GOOD, {})
     write_columnar(other, logs.append)
     assert logs[-1].startswith("no columnar history") and not (other / "history.parquet").exists()

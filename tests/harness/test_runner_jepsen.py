@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from harness.core.history import pair_ops, read_history
-from harness.core.verdict import Verdict
+from harness.history import pair_ops, read_history
+from harness.verdict import Verdict
 
 pytestmark = pytest.mark.jepsen
 
@@ -59,7 +59,7 @@ def test_local_run_with_kill_nemesis(kraftcheck_run):
 
 
 def test_docker_run_with_kill_nemesis(kraftcheck_run):
-    from harness.app.commands.run import docker_problem
+    from kraftcheck.commands.run import docker_problem
 
     problem = docker_problem()
     if problem:

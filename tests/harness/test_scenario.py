@@ -3,13 +3,15 @@ the Last Replica Standing judgement on hand-built histories/traces, and the repo
 
 import argparse
 import json
+from dataclasses import replace
 
 import pytest
 
-from harness.app import scenarios
-from harness.app.commands import scenario as command
-from harness.app.scenarios import lrs, observe
-from harness.app.scenarios.script import scenario_argv
+from harness.spec import RunSpec
+from kraftcheck import scenarios
+from kraftcheck.commands import scenario as command
+from kraftcheck.scenarios import lrs, observe
+from kraftcheck.scenarios.script import scenario_argv
 from reports.scenario_block import scenario_html
 
 # -- registry -------------------------------------------------------------------------------------------
@@ -42,22 +44,22 @@ def test_scenario_options_fix_the_section_5_setup_and_take_the_users_choices():
 
 
 def test_scenario_spec_is_a_valid_run_spec_marked_as_a_reproduction():
-    from checkers.profiles import derive_profile
+    from checkers.queue.profiles import derive_profile
 
     args = argparse.Namespace(backend="local", variant="v3.5", seed=11)
-    spec = command.build_scenario_spec(scenarios.get("lrs"), args, ["lrs", "--seed", "11"])
-    assert spec["scenario"] == "last-replica-standing" and spec["seed"] == 11 and spec["variant"] == "v3.5"
-    assert spec["argv"][:2] == ["kraftcheck", "scenario"]
+    spec, environment = command.build_scenario_spec(scenarios.get("lrs"), args, ["lrs", "--seed", "11"])
+    assert spec.scenario == "last-replica-standing" and spec.seed == 11 and spec.variant == "v3.5"
+    assert environment["argv"][:2] == ["kraftcheck", "scenario"]
     power_loss = [{"process": "nemesis", "type": "ok", "f": "power-loss", "value": {"effective": True}}]
     profile = derive_profile(spec, power_loss, has_final=True)
     assert profile["inputs"]["lrs_reproduction"] is True
     assert profile["statuses"]["lost-write"] == "expected"
-    spec966 = dict(spec, variant="kip966")
+    spec966 = replace(spec, variant="kip966")
     assert derive_profile(spec966, power_loss, has_final=True)["statuses"]["lost-write"] == "forbidden"
 
 
 def test_replay_argv_repeats_backend_variant_and_seed():
-    assert scenario_argv("last-replica-standing", {"backend": "local", "variant": "kip966", "seed": 5}) == [
+    assert scenario_argv("last-replica-standing", RunSpec(backend="local", variant="kip966", seed=5)) == [
         "kraftcheck", "scenario", "last-replica-standing", "--backend", "local", "--variant", "kip966",
         "--seed", "5"]
 
@@ -108,9 +110,9 @@ def test_docker_backend_without_an_engine_is_refused_clearly(monkeypatch, capsys
 
 
 def test_dispatcher_routes_scenario():
-    from harness.app.cli import SUBCOMMANDS
+    from kraftcheck.cli import SUBCOMMANDS
 
-    assert SUBCOMMANDS["scenario"][0] == "harness.app.commands.scenario"
+    assert SUBCOMMANDS["scenario"][0] == "kraftcheck.commands.scenario"
 
 
 # -- reading the trace ------------------------------------------------------------------------------------
@@ -228,7 +230,7 @@ def results_for(valid, anomalies, status):
 
 
 def test_v35_loss_is_the_expectation_and_is_labelled_the_known_issue():
-    spec = {"variant": "v3.5", "topic": T}
+    spec = RunSpec(variant="v3.5", topic=T)
     judged = lrs.judge(spec, STEPS, history([]), lrs_trace("v3.5"),
                        results_for(True, ["unseen", "acked-unreadable"], "expected"))
     assert judged["expectation_met"] is True
@@ -245,13 +247,13 @@ def test_v35_loss_is_the_expectation_and_is_labelled_the_known_issue():
 
 
 def test_v35_without_loss_does_not_count_as_a_reproduction():
-    judged = lrs.judge({"variant": "v3.5", "topic": T}, STEPS, history([[0, 1], [1, 2], [2, 3]]),
+    judged = lrs.judge(RunSpec(variant="v3.5", topic=T), STEPS, history([[0, 1], [1, 2], [2, 3]]),
                        lrs_trace("v3.5"), results_for(True, [], "expected"))
     assert judged["expectation_met"] is False and judged["label"] is None
 
 
 def test_kip966_expects_no_loss_and_a_valid_verdict():
-    spec = {"variant": "kip966", "topic": T}
+    spec = RunSpec(variant="kip966", topic=T)
     kept = history([[0, 1], [1, 2], [2, 3]])
     judged = lrs.judge(spec, STEPS, kept, lrs_trace("kip966"), results_for(True, [], "forbidden"))
     assert judged["expectation_met"] is True and judged["acked_lost"] == []
@@ -265,7 +267,7 @@ def test_kip966_expects_no_loss_and_a_valid_verdict():
 
 def test_final_read_incomplete_never_meets_an_expectation():
     ops = [op for op in history([]) if not op.get("final")]
-    judged = lrs.judge({"variant": "v3.5", "topic": T}, STEPS, ops, lrs_trace("v3.5"),
+    judged = lrs.judge(RunSpec(variant="v3.5", topic=T), STEPS, ops, lrs_trace("v3.5"),
                        results_for(True, [], "expected"))
     assert judged["expectation_met"] is False
 
@@ -294,14 +296,14 @@ class _Run:
 def scripted_runner(tmp_path):
     import io
 
-    from harness.app.scenarios.script import ScriptedRunner
+    from kraftcheck.scenarios.script import ScriptedRunner
 
-    spec = {"backend": "local", "variant": "v3.5", "seed": 3, "test_name": "last-replica-standing"}
+    spec = RunSpec(backend="local", variant="v3.5", seed=3, test_name="last-replica-standing")
     return ScriptedRunner(scenarios.get("lrs"), spec, tmp_path, progress=False, report=False, out=io.StringIO())
 
 
 def test_wait_for_returns_the_observation_or_names_what_it_waited_for(tmp_path):
-    from harness.app.scenarios.script import ScenarioError
+    from kraftcheck.scenarios.script import ScenarioError
 
     runner, run = scripted_runner(tmp_path), _Run()
     seen = iter([(False, "isr [1,2,3]"), (True, "isr [1]")])
@@ -325,7 +327,7 @@ def test_steps_are_recorded_logged_and_printed(tmp_path):
 
 
 def test_a_fault_that_did_not_take_effect_stops_the_script(tmp_path):
-    from harness.app.scenarios.script import ScenarioError
+    from kraftcheck.scenarios.script import ScenarioError
 
     runner, run = scripted_runner(tmp_path), _Run()
 

@@ -3,9 +3,10 @@ KIP-435 step reconstruction and a judge run on hand-built traces (no cluster).""
 
 import pytest
 
-from harness.app import scenarios
-from harness.app.scenarios import checks, observe, reassign_examples, reassign_incremental
-from harness.app.scenarios.base import Scenario
+from harness.spec import RunSpec
+from kraftcheck import scenarios
+from kraftcheck.scenarios import checks, observe, reassign_examples, reassign_incremental
+from kraftcheck.scenarios.base import Scenario
 
 SEEDS = ("seed 000", "seed 001", "seed 002", "seed 003", "seed 004")
 
@@ -156,7 +157,7 @@ def move_one(completion_in_one_change):
     ops = [{"type": "invoke", "process": "nemesis", "f": "reassign", "time": 10}] + history([[0, 1]], [[0, 1]])
     steps = [{"step": "grow", "admin_view": {"metadata_replicas": [1, 2, 4, 3],
                                              "listed": {"adding": [4], "removing": [3], "replicas": [1, 2, 4, 3]}}}]
-    spec = {"topic": T, "scenario": "reassign-move-one", "variant": "kip966"}
+    spec = RunSpec(topic=T, scenario="reassign-move-one", variant="kip966")
     return reassign_examples.judge_move_one(spec, steps, ops, s, {"valid": True})
 
 

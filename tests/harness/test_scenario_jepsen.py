@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from harness.app import scenarios
-from harness.app.commands.scenario import build_scenario_spec, environment_problem
+from kraftcheck import scenarios
+from kraftcheck.commands.scenario import build_scenario_spec, environment_problem
 
 pytestmark = pytest.mark.jepsen
 
@@ -25,12 +25,12 @@ def run_lrs(tmp_path, backend, variant, seed=20):
     problem = environment_problem(scenario, backend)
     if problem:
         pytest.skip(problem)
-    from harness.app.scenarios.script import ScriptedRunner
+    from kraftcheck.scenarios.script import ScriptedRunner
 
     args = argparse.Namespace(backend=backend, variant=variant, seed=seed)
-    spec = build_scenario_spec(scenario, args, ["last-replica-standing"])
+    spec, environment = build_scenario_spec(scenario, args, ["last-replica-standing"])
     started = time.monotonic()
-    outcome = ScriptedRunner(scenario, spec, tmp_path / "store", progress=False).execute()
+    outcome = ScriptedRunner(scenario, spec, tmp_path / "store", progress=False, environment=environment).execute()
     took = time.monotonic() - started
     results = json.loads((outcome.run_dir / "results.json").read_text())
     print(f"last-replica-standing {backend} {variant}: {took:.1f} s, exit {outcome.exit_code}, "

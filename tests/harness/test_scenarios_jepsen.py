@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from harness.app import scenarios
-from harness.app.commands import suite as suite_command
-from harness.app.commands.scenario import build_scenario_spec, environment_problem
-from harness.app.scenarios.script import ScriptedRunner
+from kraftcheck import scenarios
+from kraftcheck.commands import suite as suite_command
+from kraftcheck.commands.scenario import build_scenario_spec, environment_problem
+from kraftcheck.scenarios.script import ScriptedRunner
 
 pytestmark = pytest.mark.jepsen
 
@@ -29,9 +29,10 @@ def run_scenario(tmp_path, name, variant, seed=31):
     problem = environment_problem(scenario, "local")
     if problem:
         pytest.skip(problem)
-    spec = build_scenario_spec(scenario, argparse.Namespace(backend="local", variant=variant, seed=seed), [name])
+    spec, environment = build_scenario_spec(scenario, argparse.Namespace(backend="local", variant=variant, seed=seed),
+                                            [name])
     started = time.monotonic()
-    outcome = ScriptedRunner(scenario, spec, tmp_path / "store", progress=False).execute()
+    outcome = ScriptedRunner(scenario, spec, tmp_path / "store", progress=False, environment=environment).execute()
     results = json.loads((outcome.run_dir / "results.json").read_text())
     print(f"{name} {variant}: {time.monotonic() - started:.1f} s, exit {outcome.exit_code}, verdict "
           f"{results.get('valid')}, store {outcome.run_dir}")

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from harness.app.commands.selftest import BUG_PLANS, run_bug
+from kraftcheck.commands.selftest import BUG_PLANS, run_bug
 
 pytestmark = pytest.mark.jepsen
 REPRESENTATIVE = ("ack-before-replication", "fetch-beyond-hwm")

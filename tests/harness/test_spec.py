@@ -4,14 +4,17 @@ import argparse
 import json
 import math
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from harness.app.commands.run import build_parser, options_from_args
-from harness.core.spec import (
+from harness.checked_spec import CheckedSpec
+from harness.faults import parse_nemesis
+from harness.spec import (
     DEFAULTS,
+    ENVIRONMENT_KEYS,
     INJECTABLE_BUGS,
     NEMESIS_NAMES,
     OPTIONS,
@@ -22,13 +25,14 @@ from harness.core.spec import (
     check_keys,
     load_spec,
     normalize,
-    parse_nemesis,
     replay_argv,
     replay_command,
     replay_options,
+    stored_form,
 )
-from harness.core.spec_cli import option_arguments
-from harness.core.spec_schema import SPEC_SCHEMA_PATH, json_schema, schema_text
+from harness.spec_cli import option_arguments
+from harness.spec_schema import SPEC_SCHEMA_PATH, json_schema, schema_text
+from kraftcheck.commands.run import build_parser, options_from_args
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -153,13 +157,17 @@ def test_replay_round_trip(tmp_path):
 def every_option_changed() -> dict:
     """A spec in which every field with a flag differs from its default."""
     return build_spec({
-        "test_name": "t1", "backend": "docker", "seed": 3, "time_limit_s": 7.5, "rate": 10, "concurrency": 2,
-        "keys": 2, "brokers": 4, "replication_factor": 2, "min_isr": 1, "variant": "v3.5", "acks": 1,
+        "test_name": "t1", "backend": "docker", "seed": 3, "time_limit_s": 67.5, "rate": 10, "concurrency": 2,
+        "keys": 2, "brokers": 4, "controllers": 3, "replication_factor": 2, "min_isr": 1, "variant": "v3.5",
+        "acks": 1,
         "unclean_leader_election": True, "flush_messages": 1, "flush_ms": 0,
         "reassignment_mode": "incremental", "inject_bug": "ignore-min-isr", "nemesis": "kill,pause",
         "nemesis_interval_s": 2, "topic": "q", "op_timeout_s": 4, "recovery_timeout_s": 20,
         "final_read_timeout_s": 40, "send_ratio": 0.5, "assign_ratio": 0.1, "replica_lag_time_max_ms": 5000,
-        "broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "linearizability": False})
+        "sub_via": "assign,subscribe", "group_session_timeout_ms": 7000, "txn": True,
+        "isolation_level": "read_uncommitted",
+        "broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "linearizability": False,
+        "sut": "tansu", "sut_setting": "postgres", "sut_path": "/opt/tansu"})
 
 
 def test_replay_argv_parses_back_to_the_same_spec():
@@ -235,26 +243,29 @@ def test_inject_bug_names_equal_the_servers_list():
 
 
 def test_nemesis_names_equal_the_registry():
-    from harness.core.faults import FAMILY_FS, MIXES
+    # The spec's names are the family table's (harness.faults); the registry builds the same families.
+    from harness.faults import FAMILY_FS, MIXES
     from nemesis.registry import families
 
     assert sorted(NEMESIS_NAMES) == sorted([*families(), *MIXES]) == sorted([*FAMILY_FS, *MIXES])
 
 
-def test_keys_the_checkers_read_are_part_of_the_spec():
-    # Every spec key any checker reads (spec.get("k") or spec["k"]) must be a field of the table.
-    read = set()
+def test_checkers_read_the_spec_through_the_one_table():
+    # The checkers read spec keys only through harness.checked_spec (its fields are the keys they read),
+    # never as a mapping; and every key of that table is a field of the run spec or an environment fact.
     for path in (REPO / "checkers").rglob("*.py"):
-        read |= set(re.findall(r"\bspec(?:\.get\(|\[)\"([a-z_]+)\"", path.read_text()))
+        text = path.read_text()
+        assert not re.findall(r"\bspec(?:\.get\(|\[)", text), path
+    read = {f.name for f in fields(CheckedSpec)}
     assert {"acks", "min_isr", "variant", "nemesis", "scenario", "linearizability"} <= read
-    assert read <= set(DEFAULTS), read - set(DEFAULTS)
+    assert read <= set(DEFAULTS) | set(ENVIRONMENT_KEYS), read - set(DEFAULTS) - set(ENVIRONMENT_KEYS)
 
 
 # -- the JSON Schema -------------------------------------------------------------------------------------
 
 def test_committed_schema_is_the_generated_one():
     assert SPEC_SCHEMA_PATH.read_text() == schema_text(), (
-        "regenerate: python -m harness.core.spec_schema > harness/core/schemas/spec.schema.json")
+        "regenerate: python -m harness.spec_schema > harness/schemas/spec.schema.json")
 
 
 def test_schema_is_valid_and_follows_the_table():
@@ -267,20 +278,21 @@ def test_schema_is_valid_and_follows_the_table():
 
 def stored_specs() -> list[dict]:
     """Specs as each command stores them (run, scenario, cluster up, the pytest plugin's defaults)."""
-    from harness.app import scenarios
-    from harness.app.commands import cluster, scenario
+    from kraftcheck import scenarios
+    from kraftcheck.commands import cluster, scenario
 
     args = argparse.Namespace(backend="local", variant="v3.5", seed=11)
     up = cluster.build_parser().parse_args(["up", "--brokers", "1"])
     return [build_spec({}), every_option_changed(),
-            build_spec({"nemesis": ["all"], "acks": 0, "flush_ms": 5, "unseen_deadline_ns": 10**9}),
-            scenario.build_scenario_spec(scenarios.get("lrs"), args, ["lrs"]),
-            cluster.cluster_spec(up),
+            build_spec({"nemesis": ["all"], "time_limit_s": 300, "acks": 0, "flush_ms": 5,
+                        "unseen_deadline_ns": 10**9}),
+            stored_form(*scenario.build_scenario_spec(scenarios.get("lrs"), args, ["lrs"])),
+            stored_form(*cluster.cluster_spec(up)),
             build_spec(options_from_args(build_parser().parse_args(["--seed", "5", "--no-linear"])))]
 
 
 def test_every_stored_spec_validates_against_the_committed_schema(tmp_path):
-    from harness.core import store
+    from harness import store
 
     schema = json.loads(SPEC_SCHEMA_PATH.read_text())
     for i, spec in enumerate(stored_specs()):

@@ -1,11 +1,11 @@
-"""Unit tests of harness.core.store: layout, latest link, atomic JSON, resolving run directories."""
+"""Unit tests of harness.store: layout, latest link, atomic JSON, resolving run directories."""
 
 import os
 from datetime import UTC, datetime
 
 import pytest
 
-from harness.core import store
+from harness import store
 
 
 def test_store_root_precedence(tmp_path, monkeypatch):
@@ -42,7 +42,7 @@ def test_write_json_is_atomic_and_readable(tmp_path):
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_json_files_get_the_same_mode_as_the_streamed_history(tmp_path, umask):
-    from harness.core.history import HistoryWriter
+    from harness.history import HistoryWriter
 
     old = os.umask(umask)
     try:

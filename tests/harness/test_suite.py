@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from harness.app import scenarios
-from harness.app.commands import suite as command
-from harness.app.suite import outcome, plan
-from harness.app.suite.execute import SUITE_JSON, SuiteRun, cell_seeds, cell_spec
+from kraftcheck import scenarios
+from kraftcheck.commands import suite as command
+from kraftcheck.suite import outcome, plan
+from kraftcheck.suite.execute import SUITE_JSON, SuiteRun, cell_seeds, cell_spec
 
 # -- the product ---------------------------------------------------------------------------------------
 
@@ -29,20 +29,26 @@ def test_a_scenario_expands_over_its_variants_and_the_backends():
 
 def test_workloads_expand_over_variants_mixes_backends_and_repeats():
     entry = plan.Entry("workload", "queue", ("v3.5", "kip966"), mixes=((), ("kill", "partition")))
-    cells = plan.expand([entry], backends=("local",), test_count=2, time_limit_s=12)
+    cells = plan.expand([entry], backends=("local",), test_count=2, time_limit_s=40)
     assert len(cells) == 2 * 2 * 2
     assert ids(cells)[:4] == ["queue/v3.5/none/local#1", "queue/v3.5/none/local#2",
                               "queue/v3.5/kill+partition/local#1", "queue/v3.5/kill+partition/local#2"]
-    assert [dict(c.options) for c in cells[::2]] == [
-        {"time_limit_s": 12}, {"time_limit_s": 12, "nemesis_interval_s": 2.0},
-        {"time_limit_s": 12}, {"time_limit_s": 12, "nemesis_interval_s": 2.0}]
+    # The interval is the spec's to fit (harness.fault_time), as for any run; a row's own is kept.
+    assert [dict(c.options) for c in cells[::2]] == [{"time_limit_s": 40}] * 4
 
 
 def test_a_short_time_limit_shortens_the_nemesis_interval_so_each_family_is_tried():
-    assert plan.interval_for(15, 2) == 2.5 and plan.interval_for(15, 1) == 5.0 and plan.interval_for(300, 3) == 5.0
+    from harness.fault_time import fitted_interval_s
+
+    [cell] = plan.expand([plan.Entry("workload", "queue", ("kip966",), mixes=(("kill", "partition"),))],
+                         time_limit_s=15)
+    _, spec, _ = cell_spec(cell, 1, ["kraftcheck", "suite", "queue"])
+    assert spec.nemesis_interval_s == fitted_interval_s(["kill", "partition"], 15) < 5.0
     [kept] = plan.expand([plan.Entry("workload", "queue", ("kip966",), mixes=(("kill",),),
-                                     options=(("nemesis_interval_s", 1.0),))], time_limit_s=6)
-    assert dict(kept.options) == {"nemesis_interval_s": 1.0, "time_limit_s": 6}
+                                     options=(("nemesis_interval_s", 1.0),))], time_limit_s=30)
+    assert dict(kept.options) == {"nemesis_interval_s": 1.0, "time_limit_s": 30}
+    with pytest.raises(plan.PlanError, match=r"--time-limit: fault mix kill: 2 s is too short .* needs at least"):
+        plan.expand([plan.Entry("workload", "queue", ("kip966",), mixes=(("kill",),))], time_limit_s=2)
 
 
 def test_options_filter_variants_replace_backends_and_only_workload_mixes():
@@ -114,12 +120,12 @@ def test_workload_runs_accept_the_known_issue_only_where_the_profile_documents_o
 def test_cells_get_distinct_reproducible_seeds_and_ordinary_specs():
     assert cell_seeds(7, 5) == cell_seeds(7, 5) and len(set(cell_seeds(7, 5))) == 5
     [lrs, queue] = plan.expand([plan.Entry("scenario", "lrs", ("kip966",)),
-                                plan.Entry("workload", "queue", ("v3.5",), mixes=(("kill",),))], time_limit_s=9)
-    scenario, spec = cell_spec(lrs, 11, ["kraftcheck", "suite", "smoke"])
-    assert scenario.name == "last-replica-standing" and spec["scenario"] == "last-replica-standing"
-    assert (spec["variant"], spec["seed"], spec["backend"]) == ("kip966", 11, "local")
-    none, spec = cell_spec(queue, 12, ["kraftcheck", "suite", "queue"])
-    assert none is None and (spec["nemesis"], spec["time_limit_s"], spec["variant"]) == (["kill"], 9.0, "v3.5")
+                                plan.Entry("workload", "queue", ("v3.5",), mixes=(("kill",),))], time_limit_s=29)
+    scenario, spec, _ = cell_spec(lrs, 11, ["kraftcheck", "suite", "smoke"])
+    assert scenario.name == "last-replica-standing" and spec.scenario == "last-replica-standing"
+    assert (spec.variant, spec.seed, spec.backend) == ("kip966", 11, "local")
+    none, spec, _ = cell_spec(queue, 12, ["kraftcheck", "suite", "queue"])
+    assert none is None and (spec.nemesis, spec.time_limit_s, spec.variant) == (("kill",), 29.0, "v3.5")
 
 
 # -- outcomes, exit code, summary ----------------------------------------------------------------------
@@ -218,7 +224,7 @@ def test_a_cell_that_cannot_start_is_a_harness_error_and_the_suite_goes_on(tmp_p
     def broken(*args, **kwargs):
         raise RuntimeError("no spec for you")
 
-    monkeypatch.setattr("harness.app.suite.execute.cell_spec", broken)
+    monkeypatch.setattr("kraftcheck.suite.execute.cell_spec", broken)
     assert suite.run() == 255
     [cell] = json.loads((tmp_path / "suite" / SUITE_JSON).read_text())["cells"]
     assert cell["outcome"] == "harness-error" and "no spec for you" in cell["error"]
@@ -272,6 +278,57 @@ def test_environment_problems_stop_the_suite_before_any_run(monkeypatch, capsys,
 
 
 def test_dispatcher_routes_suite():
-    from harness.app.cli import SUBCOMMANDS
+    from kraftcheck.cli import SUBCOMMANDS
 
-    assert SUBCOMMANDS["suite"][0] == "harness.app.commands.suite"
+    assert SUBCOMMANDS["suite"][0] == "kraftcheck.commands.suite"
+
+
+def test_the_systems_suite_puts_tansu_beside_the_reference(monkeypatch):
+    from harness import sut_install
+
+    monkeypatch.setattr(sut_install, "installed", lambda build, sut_path=None: True)
+    cells = plan.expand(plan.named_suites()["systems"])
+    systems = {cell.system for cell in cells}
+    assert systems == {"kip966", "tansu-sqlite", "tansu-postgres"}
+    sqlite = next(c for c in cells if c.system == "tansu-sqlite")
+    assert dict(sqlite.options)["brokers"] == 1 and sqlite.cell_id.startswith("queue/tansu-sqlite/")
+
+
+def test_a_system_that_is_not_installed_is_refused_when_the_suite_is_planned(monkeypatch):
+    from harness import sut_install
+
+    monkeypatch.setattr(sut_install, "installed", lambda build, sut_path=None: False)
+    with pytest.raises(plan.PlanError, match="kraftcheck sut install tansu"):
+        plan.expand(plan.named_suites()["systems"])
+
+
+def test_the_workload_modes_are_cells_of_their_own():
+    suites = plan.named_suites()
+    modes = plan.expand(suites["modes"])
+    assert ids(modes) == [
+        "queue[subscribe]/kip966/kill+partition/local#1", "queue[subscribe]/kip966/kill+pause+partition+admin/local#1",
+        "queue[txn]/kip966/kill+partition/local#1", "queue[txn]/kip966/kill+pause+partition+admin/local#1",
+        "queue[subscribe,txn]/kip966/kill+partition/local#1",
+        "queue[subscribe,txn]/kip966/kill+pause+partition+admin/local#1"]
+    assert [c.mode for c in modes[::2]] == ["subscribe", "txn", "subscribe, txn"]
+    assert all(c.expected == "valid" and dict(c.options)["time_limit_s"] == 120.0 for c in modes)
+    # each cell's spec carries its mode, so the run (and the site's row) is that mode's
+    _, spec, _ = cell_spec(modes[-1], 5, ["kraftcheck", "suite", "modes"])
+    assert (spec.sub_via, spec.txn, set(spec.nemesis)) == ("subscribe", True, {"kill", "pause", "partition", "admin"})
+    _, spec, _ = cell_spec(modes[2], 5, ["kraftcheck", "suite", "modes"])
+    assert (spec.sub_via, spec.txn) == ("assign", True)
+    # the full suite has them beside the plain queue cells (none of them deduplicated away)
+    full = ids(plan.expand(suites["full"]))
+    assert "queue/kip966/kill+partition/local#1" in full
+    for mode in ("subscribe", "txn", "subscribe,txn"):
+        for variant in ("v3.5", "kip966"):
+            assert f"queue[{mode}]/{variant}/kill+partition/docker#1" in full
+    # plain cells keep the ids they always had
+    assert plan.Cell("workload", "queue", "kip966", "local", ("kill",), 1, "valid", ("valid",),
+                     (("sub_via", "assign"), ("txn", False))).cell_id == "queue/kip966/kill/local#1"
+
+
+def test_list_shows_the_modes_suite(capsys):
+    assert command.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert "modes: 6 cells" in out and "queue[subscribe,txn]/kip966/kill+partition/local#1" in out

@@ -1,12 +1,11 @@
-"""harness.core.verdict: one function decides a run's verdict, one table gives its exit code."""
+"""harness.verdict: one function decides a run's verdict, one table gives its exit code."""
 
 import io
 import json
 
 from checkers.analysis import check_run
-from harness.app import runner
-from harness.app.runner import Runner, check_store
-from harness.core.verdict import (
+from harness.spec import RunSpec
+from harness.verdict import (
     EXIT_CODES,
     NO_CLIENT_OPS,
     Verdict,
@@ -18,6 +17,9 @@ from harness.core.verdict import (
     verdict_lines,
     word_of,
 )
+from kraftcheck import judge
+from kraftcheck.judge import check_store
+from kraftcheck.runner import Runner
 
 QUEUE_LOST = {"valid": False, "anomaly_types": ["lost-write"]}
 QUEUE_OK = {"valid": True}
@@ -107,7 +109,7 @@ def test_a_failing_check_is_unknown_and_says_why(tmp_path, monkeypatch):
 
     _write(tmp_path / "history.jsonl", [])
     (tmp_path / "spec.json").write_text("{}")
-    monkeypatch.setattr(runner, "check_run", broken)
+    monkeypatch.setattr(judge, "check_run", broken)
     results = check_store(tmp_path)
     assert results["verdict"] == "unknown" and results["error"] == "RuntimeError: checker bug"
     assert results["harness_notes"] == ["the checkers failed: RuntimeError: checker bug"]
@@ -115,7 +117,7 @@ def test_a_failing_check_is_unknown_and_says_why(tmp_path, monkeypatch):
 
 def test_the_runner_prints_the_verdict_and_exits_by_the_table(tmp_path):
     out = io.StringIO()
-    run = Runner({"test_name": "t"}, tmp_path, out=out)
+    run = Runner(RunSpec(test_name="t", seed=1), tmp_path, out=out)
     run.run_dir = tmp_path
     results = record({"checkers": {"queue": QUEUE_LOST}}, decide({"queue": QUEUE_LOST}, notes=["interrupted"]))
     outcome = run._say_verdict(results, None, None)

@@ -1,7 +1,7 @@
 """Stored runs whose verdicts are pinned by ``golden_verdicts.json`` (see ``test_verdict_golden.py``).
 
 Each case is a run directory (``spec.json`` and usually ``history.jsonl``) built from deterministic
-histories: valid ones from ``checkers.synth``, broken ones from its mutations and from the hand-built
+histories: valid ones from ``tests.support.synth``, broken ones from its mutations and from the hand-built
 anomaly fixtures, and runs whose verdict depends on the harness side (requested faults never proven, a
 missing final read, harness notes, an empty or missing history). ``observe`` checks one case the ways a
 user can (the runner's ``check_store``, ``kraftcheck check``, ``kraftcheck analyze``) and returns what the
@@ -23,10 +23,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from checkers.synth import MUTATIONS, mutate, synth_history
-from harness.app.commands import analyze, check
-from harness.app.runner import check_store
+from kraftcheck.commands import analyze, check
+from kraftcheck.judge import check_store
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import MUTATIONS, mutate, synth_history
 
 # Small histories keep the linearizability engine (which every path runs) quick.
 SYNTH_OPS = 120

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from harness.core.context import RunContext
-from harness.core.history import HistoryWriter
+from harness.context import RunContext
+from harness.history import HistoryWriter
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def state_env(tmp_path, monkeypatch):
 
 
 def _docker_or_skip():
-    from harness.core.image import ImageError, docker_client
+    from harness.image import ImageError, docker_client
 
     try:
         docker_client()
@@ -27,7 +27,7 @@ def _docker_or_skip():
 
 
 def _make_run(tmp_path, backend: str):
-    from harness.core.hosts import make_host
+    from harness.hosts import make_host
     from tests.nemesis.standin import StandInCluster
 
     if backend == "docker":

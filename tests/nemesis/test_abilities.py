@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 import nemesis
-from harness.core.context import RunContext
-from harness.core.interfaces import CLIENTS, ClockSkew, FuseMounts, Killable, NetworkRules, NodeExec, Pausable
+from harness.context import RunContext
+from harness.interfaces import CLIENTS, ClockSkew, FuseMounts, Killable, NetworkRules, NodeExec, Pausable
+from harness.spec import RunSpec
 from nemesis.base import NemesisUnsupported
 from nemesis.registry import build_package
 
@@ -147,7 +148,7 @@ def _run(tmp_path, host_class=AbilityHost) -> RunContext:
     cluster = MemoryCluster(host)
     for node in cluster.nodes():
         host.start(node)
-    return RunContext(spec={"topic": "queue", "brokers": 3}, host=host, store_dir=tmp_path,
+    return RunContext(spec=RunSpec(topic="queue", brokers=3), host=host, store_dir=tmp_path,
                       rng=random.Random(0), cluster=cluster)
 
 
@@ -212,6 +213,6 @@ def test_no_nemesis_names_a_backend():
             if isinstance(node, ast.Constant) and id(node) not in docstrings and node.value in ("local", "docker"):
                 offenders.append(f"{path.name}:{node.lineno}: {node.value!r}")
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-                    ("harness.core.hosts.local", "harness.core.hosts.docker")):
+                    ("harness.hosts.local", "harness.hosts.docker")):
                 offenders.append(f"{path.name}:{node.lineno}: imports {node.module}")
     assert offenders == []

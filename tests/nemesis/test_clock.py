@@ -5,7 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.core.hosts.faketime import find_libfaketime, format_offset
+from harness.hosts.faketime import find_libfaketime, format_offset
+from harness.spec import RunSpec
 from nemesis.clock import ClockNemesis
 from nemesis.registry import build_package
 
@@ -16,10 +17,10 @@ def test_format_offset():
 
 @pytest.mark.skipif(find_libfaketime() is None, reason="libfaketime not installed")
 def test_setup_fills_node_env_and_files(tmp_path, state_env):
-    from harness.core.hosts.local import LocalHost
+    from harness.hosts.local import LocalHost
 
     host = LocalHost(tmp_path)
-    run = SimpleNamespace(host=host, spec={"brokers": 2}, node_env={}, cluster=None, rng=random.Random(0))
+    run = SimpleNamespace(host=host, spec=RunSpec(brokers=2, replication_factor=2), node_env={}, cluster=None, rng=random.Random(0))
     nem = ClockNemesis()
     nem.setup(run)
     assert sorted(run.node_env) == ["b1", "b2", "controller"]

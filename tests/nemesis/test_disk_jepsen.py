@@ -53,19 +53,19 @@ def test_power_loss_of_a_reference_broker(tmp_path, state_env, backend):
     loss drops it and the broker restarts with a lower log end offset."""
     from kafka import KafkaProducer
 
-    from harness.core.cluster import RefCluster
-    from harness.core.context import RunContext
-    from harness.core.hosts import make_host
-    from harness.core.spec import build_spec
+    from harness.cluster import RefCluster
+    from harness.context import RunContext
+    from harness.hosts import make_host
+    from harness.spec import RunSpec
 
     if backend == "docker":
-        from harness.core.image import ImageError, docker_client
+        from harness.image import ImageError, docker_client
 
         try:
             docker_client()
         except ImageError as exc:
             pytest.skip(str(exc))
-    spec = build_spec({"time_limit_s": 1, "backend": backend, "keys": 1})
+    spec = RunSpec(time_limit_s=1, backend=backend, keys=1, seed=1)
     host = make_host(backend, tmp_path / "store")
     run = RunContext(spec=spec, host=host, store_dir=tmp_path / "store", rng=random.Random(1))
     pkg = build_package("disk", seed=1)

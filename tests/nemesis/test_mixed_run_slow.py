@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.jepsen, pytest.mark.slow]
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_five_minute_mixed_fault_run_is_valid(tmp_path, backend):
     if backend == "docker":
-        from harness.core.image import ImageError, docker_client
+        from harness.image import ImageError, docker_client
 
         try:
             docker_client()
@@ -24,7 +24,7 @@ def test_five_minute_mixed_fault_run_is_valid(tmp_path, backend):
     if os.geteuid() != 0 and backend == "local":
         pytest.skip("partitions and FUSE on the local backend need root")
     env = dict(os.environ, KRAFTCHECK_STATE=str(tmp_path / "state"))
-    argv = [sys.executable, "-m", "harness.app.cli", "run", "--backend", backend, "--nemesis", "all",
+    argv = [sys.executable, "-m", "kraftcheck.cli", "run", "--backend", backend, "--nemesis", "all",
             "--nemesis-interval", "8", "--time-limit", "300", "--seed", "20261122", "--replication-factor", "3",
             "--min-isr", "2", "--variant", "kip966", "--store", str(tmp_path / "store"), "--no-progress"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900, check=False)

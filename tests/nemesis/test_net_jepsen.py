@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from harness.core.hosts.iptables import comment_tag
+from harness.hosts.iptables import comment_tag
 from nemesis.registry import build_package
 
 pytestmark = [pytest.mark.jepsen, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]

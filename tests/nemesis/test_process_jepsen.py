@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.core.hosts.state import proc_state
-from harness.core.verdict import coverage_reasons
+from harness.hosts.state import proc_state
+from harness.verdict import coverage_reasons
 from nemesis.coverage import coverage_table
 from nemesis.registry import build_package
 
@@ -47,7 +47,7 @@ def test_kill_pause_stop_each_prove_their_effect(any_run):
     finally:
         pkg.teardown(run)
     run.history.close()
-    from harness.core.history import read_history
+    from harness.history import read_history
 
     table = coverage_table(read_history(run.history.path).ops, "kill,pause,stop")
     assert coverage_reasons(table) == []

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.core.hosts import local
-from harness.core.hosts.local import LocalHost
+from harness.hosts import local
+from harness.hosts.local import LocalHost
 from nemesis import disk, net
 from nemesis.base import NemesisUnsupported
 from nemesis.compose import ComposedNemesis

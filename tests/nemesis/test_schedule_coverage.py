@@ -1,12 +1,14 @@
 """Seeded schedules, the coverage table and the package's op recording (no cluster)."""
 
+import random
 from types import SimpleNamespace
 
 import pytest
 
-from harness.core.history import HistoryWriter, read_history
-from harness.core.verdict import coverage_reasons
-from nemesis.coverage import coverage_table, requested_families
+from harness.faults import F_FAMILY, FAULT_FAMILIES, requested_families
+from harness.history import HistoryWriter, read_history
+from harness.verdict import coverage_reasons
+from nemesis.coverage import coverage_table
 from nemesis.registry import build_package, families
 from nemesis.schedule import Schedule
 
@@ -29,9 +31,62 @@ def test_every_family_comes_up_in_the_first_round():
     names = ["kill", "pause", "partition", "clock", "disk", "admin"]
     plan = Schedule([families()[n] for n in names], seed=9).take(12)
     starts = [op["f"] for _, op in plan if op["f"] not in ("start", "resume", "stop-partition", "reset-clock")]
-    from nemesis.coverage import F_FAMILY
 
     assert {F_FAMILY[f] for f in starts[:6]} == set(names)
+
+
+def _turns(schedule, n):
+    """The families of the first ``n`` turns (a turn is a start op and, for a lasting family, its heal)."""
+    return [F_FAMILY[op["f"]] for _, op in schedule.take(4 * n) if op["f"] in F_FAMILY][:n]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_first_round_gives_every_family_exactly_one_turn_in_a_seeded_order(seed):
+    fams = list(families().values())
+    schedule = Schedule(fams, seed=seed)
+    first = _turns(schedule, len(fams))
+    assert sorted(first) == sorted(FAULT_FAMILIES) and first == schedule.first_round()
+    assert first == Schedule(fams, seed=seed).first_round()
+    # the heal of a lasting fault follows it at once: one fault at a time
+    ops = [op["f"] for _, op in schedule.take(40)]
+    for f, after in zip(ops, ops[1:], strict=False):
+        heal = FAULT_FAMILIES[F_FAMILY[f]].heal if f in F_FAMILY else None
+        if heal is not None:
+            assert after == heal
+
+
+@pytest.mark.parametrize("names", [["kill"], ["disk"], ["kill", "disk", "strand"], list(FAULT_FAMILIES)])
+def test_the_first_round_waits_are_jittered_and_add_up_to_their_mean(names):
+    from harness.fault_time import JITTER, minimum_time_s
+
+    fams = [families()[n] for n in names]
+    steps = sum(FAULT_FAMILIES[n].steps for n in names)
+    for seed in range(4):
+        waits = [delay for delay, _ in Schedule(fams, seed=seed, interval_s=2.0).take(steps)]
+        assert sum(waits) == pytest.approx(steps * 2.0)
+        assert all(2.0 * (1 - JITTER) <= w <= 2.0 * (1 + JITTER) for w in waits)
+        assert len(set(waits)) == len(waits)  # one from each slice of the band
+    # what harness.fault_time counts for the round: these waits and the ops' own time
+    ops_s = sum(FAULT_FAMILIES[n].ops_s for n in names)
+    assert minimum_time_s(names, 2.0) == pytest.approx(steps * 2.0 + ops_s)
+
+
+def test_later_rounds_are_random_non_empty_subsets_drawn_by_weight():
+    fams = list(families().values())
+    orders = {tuple(Schedule(fams, seed=seed).first_round()) for seed in range(20)}
+    assert len(orders) > 15  # the order is drawn, not fixed
+    schedule = Schedule(fams, seed=4)
+    rng = random.Random(4)
+    schedule._first_round(rng)
+    rounds = [schedule._later_round(rng) for _ in range(3000)]
+    sizes = {len(r) for r in rounds}
+    assert min(sizes) == 1 and max(sizes) == len(fams) and len(sizes) == len(fams)
+    assert all(len({f.name for f in r}) == len(r) for r in rounds)  # a subset: no family twice
+    counts = {name: sum(name in {f.name for f in r} for r in rounds) for name in FAULT_FAMILIES}
+    # weight 2 (strike) more often than weight 1 (kill), which is more often than 0.5 (stop)
+    assert counts["strike"] > counts["kill"] * 1.15 and counts["kill"] > counts["stop"] * 1.15
+    # every family keeps coming back
+    assert min(counts.values()) > 300
 
 
 def test_instantaneous_families_have_no_stop_op():
@@ -130,3 +185,26 @@ def test_package_records_pairs_and_turns_exceptions_into_info(tmp_path):
 def test_unknown_nemesis_name_is_refused():
     with pytest.raises(ValueError, match="unknown nemesis"):
         build_package("kill,frobnicate", seed=1)
+
+
+def test_a_late_first_round_shrinks_its_waits_so_every_family_gets_its_turn(tmp_path):
+    import time
+
+    pkg = build_package("kill,pause,disk", seed=3, interval_s=1.0)
+    fake = _FakeNemesis()
+    fake.fs = lambda: {"kill", "start", "pause", "resume", "power-loss"}
+    pkg.nemesis.members = {"process": fake, "disk": fake}
+    pkg.nemesis._routes = {f: fake for f in fake.fs()}
+    writer = HistoryWriter(tmp_path / "h.jsonl")
+    run = SimpleNamespace(history=writer)
+    # 5 steps of about 1 s each would take 5 s; the typical ops of the three turns (table) alone exceed
+    # the 0.4 s left, so every wait shrinks to nothing and each family still gets its turn in time.
+    started = time.monotonic()
+    pkg.run(run, deadline=started + 0.4)
+    writer.close()
+    assert time.monotonic() - started < 1.0
+    assert {"kill", "pause", "power-loss"} <= set(fake.calls)
+    # with time to spare the waits are the schedule's own
+    owed = pkg.schedule.first_round_owed()
+    assert len(owed) == 5 and owed == sorted(owed, reverse=True) and owed[-1] == 0
+    assert owed[0] == sum(FAULT_FAMILIES[n].ops_s for n in ("kill", "pause", "disk"))

@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from harness.core.faults import HEALED_BY, MIXES, TARGETED, fault_timeline
-from nemesis.coverage import requested_families
+from harness.faults import HEALED_BY, MIXES, TARGETED, fault_timeline, requested_families
 from nemesis.registry import build_package
 from nemesis.targeted.churn import plan_churn
 from nemesis.targeted.cuts import cut_edges
@@ -16,17 +15,18 @@ from nemesis.targeted.triggers import Leaders, match
 
 
 def test_targeted_mix_is_its_families_and_all_includes_them():
-    assert requested_families("targeted") == list(TARGETED) == ["crash-lossy", "strike", "churn", "cut", "strand"]
+    assert requested_families("targeted") == list(TARGETED) == ["crash-lossy", "strike", "churn", "cut", "strand",
+                                                                  "episodes"]
     assert set(TARGETED) <= set(requested_families("all")) == set(MIXES["all"])
     assert requested_families("kill,targeted") == ["kill", *TARGETED]
 
 
 def test_targeted_package_members_and_first_round():
     pkg = build_package("targeted", seed=3)
-    assert set(pkg.nemesis.members) == {"lossy", "strike", "churn", "cut", "strand"}
+    assert set(pkg.nemesis.members) == {"lossy", "strike", "churn", "cut", "strand", "episodes"}
     fs = [op["f"] for _, op in pkg.schedule.take(14)]
-    # one round: every family at least once (strike twice), each lasting fault followed by its heal
-    assert {"crash-lossy", "strike", "churn", "start-cut", "strand"} <= set(fs)
+    # the first round: every family once, each lasting fault followed by its heal
+    assert {"crash-lossy", "strike", "churn", "start-cut", "strand", "episodes"} <= set(fs)
     for i, f in enumerate(fs[:-1]):
         if f == "strike":
             assert fs[i + 1] == "end-strike"

@@ -48,3 +48,18 @@ def test_one_way_and_controller_and_clients():
     assert grudge({("a", "b"), ("c", "b")}) == {"b": ["a", "c"]}
     with pytest.raises(ValueError):
         edges_for("moebius", BROKERS, "c1", random.Random(0))
+
+
+def test_other_nodes_are_cut_like_the_rest_and_one_broker_alone_leaves_only_the_clients():
+    import random as _random
+
+    from harness.interfaces import CLIENTS
+    from nemesis.topology import edges_for
+
+    rng = _random.Random(3)
+    # a storage node beside two brokers and no controller: halves put it on a side
+    cut = edges_for("halves", ["b1", "b2"], None, rng, others=["store"])
+    assert ("b1", "b2") in cut and ("b2", "store") not in cut and ("store", "b1") in cut
+    # one broker and nothing else: no topology among nodes cuts anything, clients-brokers still does
+    assert edges_for("isolate-one", ["b1"], None, rng) == set()
+    assert edges_for("clients-brokers", ["b1"], None, rng) == {(CLIENTS, "b1"), ("b1", CLIENTS)}

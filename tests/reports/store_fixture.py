@@ -4,7 +4,7 @@ Runs (test / stamp -> what it is):
 
 - ``queue/20261122T100000.000Z``: kip966, kill fault with its heal, a valid synthetic history;
 - ``queue/20261122T100100.000Z``: v3.5, partition fault, one acknowledged write removed from every
-  read (``checkers.synth.mutate``: lost-write), so the queue checker finds a forbidden loss: invalid;
+  read (``tests.support.synth.mutate``: lost-write), so the queue checker finds a forbidden loss: invalid;
 - ``last-replica-standing/20261122T100200.000Z``: a v3.5 scenario run whose stored judgement is the
   known issue, reproduced (what ``ScriptedRunner`` writes into ``results.json``);
 - ``last-replica-standing/20261122T100300.000Z``: the kip966 run of the same scenario, expectation met;
@@ -21,9 +21,9 @@ import json
 import random
 from pathlib import Path
 
-from checkers.synth import mutate, synth_history
-from harness.app.runner import check_store
-from harness.core import store
+from harness import store
+from kraftcheck.judge import check_store
+from tests.support.synth import mutate, synth_history
 
 VALID_RUN = "queue/20261122T100000.000Z"
 INVALID_RUN = "queue/20261122T100100.000Z"

@@ -16,8 +16,19 @@ from reports.catalog import (
 )
 from reports.findings import Finding, findings
 from reports.known_issues import LRS, evidence, issues_shown
+from tests.support.synth import synth_history
 
-from .store_fixture import INVALID_RUN, KILLED_RUN, LRS_KIP966, LRS_V35, VALID_RUN, build_store
+from .store_fixture import (
+    INVALID_RUN,
+    KILLED_RUN,
+    LRS_KIP966,
+    LRS_V35,
+    VALID_RUN,
+    build_store,
+    scaled,
+    spec_for,
+    write_run,
+)
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +134,81 @@ def test_a_scenario_stopped_by_a_harness_error_has_no_expectation(tmp_path):
     record = read_run(tmp_path, run)
     assert (record.status, record.expected, record.as_expected) == ("unknown", None, None)
     assert record.explanation == "harness error: lazyfs did not mount"
+
+
+def test_a_third_party_system_gets_columns_of_its_own(tmp_path):
+    from reports.catalog import system_of
+
+    assert system_of({"variant": "v3.5"}) == "reference"
+    assert system_of({"sut": "reference", "variant": "kip966"}) == "reference"
+    facts = {"name": "tansu", "setting": "sqlite", "traces": False}
+    assert system_of({"sut": "tansu", "sut_setting": "sqlite", "sut_facts": facts}) == "tansu sqlite"
+    assert system_of({"sut": "tansu"}) == "tansu"  # a spec written before the run resolved it
+    ref, other = Column("kip966", "kill", "local"), Column("kip966", "kill", "local", "tansu sqlite")
+    assert (ref.label, other.label) == ("kip966 / kill / local", "tansu sqlite / kill / local")
+    run = tmp_path / "queue" / "r1"
+    run.mkdir(parents=True)
+    (run / "spec.json").write_text(json.dumps({"sut": "tansu", "sut_setting": "sqlite", "sut_facts": facts,
+                                               "variant": "kip966", "nemesis": ["kill"], "backend": "local"}))
+    (run / "results.json").write_text(json.dumps({"valid": True, "verdict": "valid", "checkers": {}}))
+    catalog = read_catalog(tmp_path)
+    assert catalog.columns() == [other]
+
+
+def test_a_run_that_did_not_recover_is_a_finding():
+    from reports.findings import NO_RECOVERY
+
+    results = {"checkers": {"recovery": {"valid": False, "ops": [7, 9], "errors": ["Unable to bootstrap"],
+                                         "reason": "the system did not recover"}}}
+    (finding,) = findings(results)
+    assert (finding.checker, finding.kind, finding.status) == ("recovery", NO_RECOVERY, "forbidden")
+    assert finding.examples[0]["ops"] == [7, 9]
+    assert findings({"checkers": {"recovery": {"valid": True}}}) == []
+
+
+@pytest.mark.parametrize("extra, row", [
+    ({}, "queue"),
+    ({"sub_via": "assign", "txn": False}, "queue"),
+    ({"sub_via": "subscribe"}, "queue (subscribe)"),
+    ({"sub_via": "assign,subscribe"}, "queue (assign+subscribe)"),
+    ({"txn": True, "isolation_level": "read_committed"}, "queue (txn)"),
+    ({"txn": True, "isolation_level": "read_uncommitted"}, "queue (txn, read_uncommitted)"),
+    ({"sub_via": "subscribe", "txn": True}, "queue (subscribe, txn)"),
+    ({"sub_via": "subscribe", "txn": True, "inject_bug": "aborted-read-committed"},
+     "queue (subscribe, txn) (bug: aborted-read-committed)"),
+    ({"sub_via": "subscribe", "scenario": "lrs"}, "lrs"),  # a scenario's row is its own
+])
+def test_a_workload_row_names_its_mode(tmp_path, extra, row):
+    from reports.catalog import row_of
+
+    run_dir = tmp_path / "queue" / "20261126T100000.000Z"
+    assert row_of(spec_for("kip966", ["kill"], **extra), run_dir, tmp_path) == row
+
+
+def test_the_matrix_has_a_row_per_workload_mode(tmp_path):
+    ops = scaled(synth_history(30, keys=1, concurrency=2, seed=5))
+    write_run(tmp_path, "queue/a", spec_for("kip966", ["kill"]), ops)
+    write_run(tmp_path, "queue/b", spec_for("kip966", ["kill"], sub_via="subscribe"), ops)
+    write_run(tmp_path, "queue/c", spec_for("kip966", ["kill"], txn=True), ops)
+    write_run(tmp_path, "queue/d", spec_for("kip966", ["kill"], sub_via="subscribe", txn=True), ops)
+    catalog = read_catalog(tmp_path)
+    assert catalog.rows() == ["queue", "queue (subscribe)", "queue (subscribe, txn)", "queue (txn)"]
+    kill = Column("kip966", "kill", "local")
+    assert [r.path for r in catalog.cell("queue (txn)", kill)] == ["queue/c"]
+
+
+def test_group_anomalies_are_findings_with_the_checkers_status():
+    groups = {"valid": False, "anomalies": {"poll-below-commit": [{"op": 12, "offset": 3, "committed": 5}],
+                                            "double-assignment": []},
+              "anomaly_counts": {"poll-below-commit": 4, "double-assignment": 0, "commit-regression": 0},
+              "statuses": {"poll-below-commit": "forbidden", "double-assignment": "forbidden",
+                           "commit-regression": "forbidden"}, "reason": ""}
+    (finding,) = findings({"checkers": {"groups": groups}})
+    assert (finding.checker, finding.kind, finding.count, finding.status) == ("groups", "poll-below-commit", 4,
+                                                                             "forbidden")
+    assert finding.examples == ({"op": 12, "offset": 3, "committed": 5},)
+    allowed = {**groups, "valid": True, "statuses": dict.fromkeys(groups["statuses"], "allowed"),
+               "reason": "unclean leader election performed"}
+    (finding,) = findings({"checkers": {"groups": allowed}})
+    assert finding.status == "allowed" and finding.reason == "unclean leader election performed"
+    assert findings({"checkers": {"groups": {"valid": True, "anomalies": {}}}}) == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.app import cli
+from kraftcheck import cli
 from reports.catalog import SITE_MARKER
 from reports.publish import SiteError, prepare_site_dir, publish
 from reports.site import PAGES, Aggregate

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from harness.app import cli
+from kraftcheck import cli
 
 from .store_fixture import build_store
 from .test_publish import broken_links

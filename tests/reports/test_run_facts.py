@@ -73,6 +73,14 @@ def test_fault_bands_are_labelled_with_what_was_done_to_which_node():
     assert cut == "start-partition majority-minority b1 | b2,b3"
     assert fault_label("bump-clock", {"nodes": ["b3"], "requested_s": {"b3": -2.5}}) == "bump-clock b3 (b3 -2.5s)"
     assert fault_label("heal", None) == "heal"
+    group = {"target": "group-coordinator", "topic": "__consumer_offsets", "partition": 0, "leader": 2, "node": "b2"}
+    assert fault_label("kill", {"target": "group-coordinator", "nodes": ["b2"], "coordinator": group}) == \
+        "kill b2 (group-coordinator __consumer_offsets-0 on b2)"
+    assert fault_label("reassign", {"kind": "coordinator", "target": "group-coordinator", "coordinator": group,
+                                    "node_after": "b3"}) == "reassign (group-coordinator __consumer_offsets-0 on b2) -> b3"
+    fallback = {"target": "txn-coordinator", "topic": "__transaction_state", "fallback": "...", "node": "b1"}
+    assert fault_label("pause", {"nodes": ["b1"], "coordinator": fallback}) == \
+        "pause b1 (txn-coordinator no state topic yet fallback b1)"
 
 
 def test_unavailability_and_recovery_per_fault():

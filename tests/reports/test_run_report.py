@@ -4,7 +4,7 @@ import base64
 import json
 import re
 
-from harness.core.history import HistoryWriter
+from harness.history import HistoryWriter
 from reports.run_report import anomalies, counts, latency_points, nemesis_intervals, render, write_report
 
 

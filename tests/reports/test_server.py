@@ -94,7 +94,7 @@ def test_the_serve_command_prints_its_loopback_url_and_serves(tmp_path):
     import sys
 
     root = build_store(tmp_path / "store")
-    proc = subprocess.Popen([sys.executable, "-m", "harness.app.cli", "serve", str(root), "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "kraftcheck.cli", "serve", str(root), "--port", "0",
                              "--no-aggregate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
@@ -110,7 +110,7 @@ def test_the_serve_command_prints_its_loopback_url_and_serves(tmp_path):
 
 
 def test_the_serve_command_rejects_a_missing_store_and_a_bad_port(tmp_path, capsys):
-    from harness.app import cli
+    from kraftcheck import cli
 
     assert cli.main(["serve", str(tmp_path / "nope")]) == 2
     assert "STORE" in capsys.readouterr().err

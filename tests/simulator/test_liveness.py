@@ -24,9 +24,11 @@ def test_the_core_converges_after_every_fault_is_healed_and_its_trace_tells_the_
 
 def test_a_follower_that_never_rejoins_the_isr_is_a_liveness_finding(monkeypatch):
     monkeypatch.setattr(replica_module.PartitionReplica, "_may_join_isr", lambda self, r, now_ms: False)
-    result = simulate(3, SimOptions(variant="kip966"))
-    assert result.finding is not None and result.finding.rule == "liveness", result.finding
-    assert "ISR" in result.finding.detail
+    # the first schedule whose faults push a follower out of the ISR (not every seed's faults do)
+    found = next((r.finding for r in (simulate(seed, SimOptions(variant="kip966")) for seed in range(12))
+                  if r.finding is not None), None)
+    assert found is not None and found.rule == "liveness", found
+    assert "ISR" in found.detail
 
 
 def test_a_write_never_acknowledged_after_healing_is_a_liveness_finding(monkeypatch):
@@ -161,7 +163,8 @@ def test_a_replica_removed_by_a_reassignment_that_keeps_its_log_is_a_liveness_fi
         return [a for a in apply_metadata(self, state, now_ms) if not isinstance(a, DeleteLog)]
 
     monkeypatch.setattr(replica_module.PartitionReplica, "apply_metadata", never_delete)
-    options = SimOptions(variant="kip966", reassignment_mode="incremental", brokers=4)
+    # seed 0's random events move a replica away (its steered ones, drawn besides, change the outcome)
+    options = SimOptions(variant="kip966", reassignment_mode="incremental", brokers=4, steer=0.0)
     result = simulate(0, options)
     assert result.finding is not None and result.finding.rule == "liveness", result.finding
     assert "hosted" in result.finding.detail

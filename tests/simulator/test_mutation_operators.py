@@ -11,6 +11,7 @@ import pytest
 
 from simulator.mutation import OPERATORS, core_mutants, mutants_of
 from simulator.mutation.apply import applied
+from simulator.mutation.campaign import core_modules
 from simulator.mutation.coverage import line_coverage
 from simulator.mutation.operators import mutated_tree
 
@@ -77,6 +78,22 @@ def test_the_core_mutant_list_is_deterministic_with_unique_keys():
     assert first == second and len(first) > 500
     assert len({m.key for m in first}) == len(first)
     assert {m.operator for m in first} == set(OPERATORS)
+
+
+def test_the_core_mutant_list_covers_subpackages(tmp_path):
+    # Modules in a subpackage of the core are found (compiled caches are not).
+    core = tmp_path / "protocol"
+    (core / "control" / "__pycache__").mkdir(parents=True)
+    for name in ("top.py", "control/__init__.py", "control/inner.py", "control/__pycache__/inner.py"):
+        (core / name).write_text(SAMPLE)
+    assert core_modules(str(core)) == [str(core / "control" / "__init__.py"), str(core / "control" / "inner.py"),
+                                       str(core / "top.py")]
+    # The real core: the control managers are mutated, each mutant naming its module's import name.
+    managers = {(m.path, m.module) for m in core_mutants() if m.path.startswith("reference_impl/protocol/control/")}
+    assert ("reference_impl/protocol/control/replication.py", "reference_impl.protocol.control.replication") \
+        in managers
+    for _, module in managers:
+        importlib.import_module(module)
 
 
 @pytest.fixture

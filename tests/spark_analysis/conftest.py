@@ -9,7 +9,8 @@ import pytest
 
 if any(importlib.util.find_spec(m) is None for m in ("pyspark", "pandas", "pyarrow")):
     collect_ignore = ["test_aggregate.py", "test_analyze_engine.py", "test_cycle_components.py",
-                      "test_differential.py", "test_engine.py", "test_parquet.py", "test_standalone_cluster.py"]
+                      "test_differential.py", "test_engine.py", "test_groups_spark.py", "test_parquet.py",
+                      "test_standalone_cluster.py"]
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Histories with planted anomalies for the differential tests (Python checker vs Spark jobs).
 
-Starts from ``checkers.synth.synth_history`` (a valid history) and applies its mutations plus a few
+Starts from ``tests.support.synth.synth_history`` (a valid history) and applies its mutations plus a few
 more plantings of our own, so that one history exercises many anomaly kinds at once (one Spark pass).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from checkers.synth import deep_copy, mutate, synth_history
+from tests.support.synth import deep_copy, mutate, synth_history
 
 
 def _completions(ops: list[dict], f: str, type_: str = "ok") -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checkers.synth import synth_history
+from tests.support.synth import synth_history
 
 
 def with_nemesis(ops: list[dict], fault: str, heal: str | None, at: float = 0.3, until: float = 0.6) -> list[dict]:

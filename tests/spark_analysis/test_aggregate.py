@@ -8,7 +8,7 @@ import pytest
 
 from checkers.queue import SPARK_KINDS as KINDS
 from checkers.queue import queue_anomalies
-from harness.core.history import pair_ops
+from harness.history import pair_ops
 from spark_analysis.aggregate import aggregate_store, fault_mix
 from spark_analysis.intervals import fault_intervals, state_at
 
@@ -49,7 +49,7 @@ def _expected(written):
 def test_aggregate_matches_a_direct_computation(spark, tmp_path, columnar):
     written = build_store(tmp_path / "store", n_ops=120)
     if columnar:  # half the runs with a columnar history (the torn one among them), read by one job
-        from checkers.history_parquet import write_history_parquet
+        from checkers.history.parquet import write_history_parquet
 
         for run_dir in sorted(written)[::2] + [d for d in written if "/lrs/" in d]:
             write_history_parquet(f"{run_dir}/history.jsonl", force=True)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from checkers.analysis import check_run
-from harness.app.cli import main
+from kraftcheck.cli import main
 from spark_analysis.engine import NOT_COMPUTED
 
 from .planted import planted_history
@@ -54,3 +54,24 @@ def test_analyze_with_spark_engine_matches_the_python_queue_checker(spark, tmp_p
     assert results["not_computed"] == NOT_COMPUTED
     assert NOT_COMPUTED == ["linearizability", "invariants"]
     assert "not computed by the spark engine: linearizability, invariants" in err
+
+
+@pytest.mark.slow
+def test_analyze_with_spark_engine_judges_a_subscribing_run_with_the_group_checks(spark, tmp_path, capsys):
+    from tests.support.groups import commit_regression, with_final
+
+    ops = with_final(commit_regression())
+    spec = {"variant": "kip966", "acks": "all", "min_isr": 2, "nemesis": [], "sub_via": "subscribe"}
+    run = _run_dir(tmp_path, ops, spec)
+    python = check_run(spec, run / "history.jsonl", None, options={"linear": False})["checkers"]["groups"]
+
+    code = main(["analyze", str(run), "--engine", "spark", "--master", "local[2]", "--json"])
+    out, err = capsys.readouterr()
+    results = json.loads(out)
+    groups = results["checkers"]["groups"]
+    assert groups["anomalies"] == json.loads(json.dumps(python["anomalies"]))
+    assert groups["forbidden_found"] == ["commit-regression"] and results["valid"] is False and code == 1
+    assert "groups: invalid (commit-regression)" in results["reasons"]
+    assert results["not_computed"] == NOT_COMPUTED  # the group checks are no longer left to the Python engine
+    report = (run / "report.html").read_text()
+    assert "groups: commit-regression (1, forbidden)" in report

@@ -7,7 +7,7 @@ all, and ``edges.Part`` claims it for a component exactly when its invocation an
 that component's barrier window. A differential Spark test cannot isolate that claim (a monkeypatch does
 not reach Spark's Python workers), so this test runs, in this process and without a Spark session:
 
-- the ground truth: Tarjan's algorithm (``queue_cycles._sccs``) on ``queue_cycles.build_graph`` of the whole
+- the ground truth: Tarjan's algorithm (``checkers.queue.cycles._sccs``) on ``checkers.queue.cycles.build_graph`` of the whole
   history (ww + wr + rt through barriers), as the Python checker builds it;
 - the reduced path: the history's key table (``queue.parquet`` of its columnar form, what the Spark engine
   reads), grouped by key and fed to the very function Spark's workers run in the keyed pass
@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from checkers.history_parquet import QUEUE, write_history_parquet
-from checkers.queue_cycles import (
+from checkers.history.parquet import QUEUE, write_history_parquet
+from checkers.queue.cycles import (
     RT,
     WR,
     WW,
@@ -37,12 +37,12 @@ from checkers.queue_cycles import (
     dependency_edges,
     vertices_of,
 )
-from checkers.queue_keys import QueueAnalysis
-from checkers.synth import synth_history
+from checkers.queue.keys import QueueAnalysis
 from spark_analysis.cycles import components
 from spark_analysis.edges import graph_batch
 from spark_analysis.keyed import _checker
 from tests.checkers.fixtures import GOLDEN
+from tests.support.synth import synth_history
 
 from .planted import cycles_history, planted_history
 

@@ -1,5 +1,5 @@
 """Differential tests: the Spark engine returns exactly what checkers.queue.queue_anomalies returns, from a
-JSONL history (parsed and paired by Spark) and from its columnar form (checkers.history_parquet).
+JSONL history (parsed and paired by Spark) and from its columnar form (checkers.history.parquet).
 
 The 1k-op history carries planted anomalies of every kind but the realtime cycles
 (tests/spark_analysis/planted.py), a torn last line and the unseen deadline option; the encodings history
@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from checkers.history_parquet import write_history_parquet
+from checkers.history.parquet import write_history_parquet
 from checkers.queue import CYCLE_KINDS, KINDS, SPARK_KINDS, queue_anomalies
-from checkers.synth import synth_history
 from spark_analysis.check import check_history
 from spark_analysis.errors import CorruptInput
 from spark_analysis.read import raise_if_malformed, read_jsonl
+from tests.support.synth import synth_history
 
 from .planted import cycles_history, encodings_history, planted_history
 

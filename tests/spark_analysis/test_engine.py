@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from checkers.queue_checker import QueueChecker
+from checkers.queue.checker import QueueChecker
 from spark_analysis.engine import check_run_spark
 
 from .planted import planted_history

@@ -1,4 +1,4 @@
-"""Nemesis interval derivation for Spark's statistics (pure Python; the rule is harness.core.faults's)."""
+"""Nemesis interval derivation for Spark's statistics (pure Python; the rule is harness.faults's)."""
 
 from spark_analysis.intervals import Interval, fault_intervals, merge, state_at
 

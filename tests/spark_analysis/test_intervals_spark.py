@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.core.faults import end_of, fault_timeline, nemesis_ops
+from harness.faults import end_of, fault_timeline, nemesis_ops
 from reports.run_report import nemesis_intervals as report_bands
 from spark_analysis.aggregate import client_pairs, nemesis_intervals, with_state
 from spark_analysis.intervals import merge, state_at

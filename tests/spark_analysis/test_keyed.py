@@ -3,7 +3,7 @@ chose: with as many partitions as groups, every partition holds exactly one grou
 
 import json
 
-from checkers.history_parquet import write_history_parquet
+from checkers.history.parquet import write_history_parquet
 from spark_analysis import columnar, keyed
 
 from .planted import planted_history

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 import kafka.errors as errors
 
+from harness.spec import RunSpec
 from workloads.clients import QueueClient, decode_value, definite_send_failure, records_by_key
 from workloads.queue import client_factory, final_read_op, main_generator, node_for
 
@@ -37,7 +38,7 @@ def test_only_definite_rejections_are_fail():
 def test_send_without_any_broker_is_fail_not_info():
     # Nothing listens on 127.0.0.1:1 (port 1 is never open for us): the producer cannot be built or the
     # record never leaves the client, so the op certainly did not happen.
-    spec = {"topic": "t", "op_timeout_s": 2.0, "keys": 1, "acks": "all", "idempotence": True}
+    spec = RunSpec(topic="t", op_timeout_s=2.0, keys=1, acks="all", idempotence=True)
     client = QueueClient(spec, ["127.0.0.1:1"])
     try:
         done = client.invoke(None, {"f": "send", "value": [0, 5], "process": 0, "type": "invoke"})
@@ -48,7 +49,7 @@ def test_send_without_any_broker_is_fail_not_info():
 
 
 def test_unknown_f_is_fail():
-    client = QueueClient({"topic": "t", "op_timeout_s": 1.0, "keys": 1}, ["127.0.0.1:1"])
+    client = QueueClient(RunSpec(topic="t", op_timeout_s=1.0, keys=1), ["127.0.0.1:1"])
     assert client.invoke(None, {"f": "frobnicate", "value": None})["type"] == "fail"
 
 
@@ -61,7 +62,7 @@ class FakeCluster:
 
 
 def test_processes_spread_over_brokers():
-    spec = {"topic": "t", "op_timeout_s": 1.0, "keys": 2}
+    spec = RunSpec(topic="t", op_timeout_s=1.0, keys=2)
     make = client_factory(spec, FakeCluster(), op_timeout_s=3.0)
     c4 = make(4)
     assert c4.bootstrap == ["h2:9092", "h3:9092", "h1:9092"] and c4.node == "b2"
@@ -71,9 +72,9 @@ def test_processes_spread_over_brokers():
 
 def test_final_read_op_is_marked_final_and_main_generator_is_time_limited():
     assert final_read_op() == {"f": "poll", "value": None, "final": True}
-    from harness.core.generator import GenContext
+    from harness.generator import GenContext
 
-    gen = main_generator({"keys": 2, "send_ratio": 0.5, "assign_ratio": 0.0, "rate": 10, "time_limit_s": 1})
+    gen = main_generator(RunSpec(keys=2, send_ratio=0.5, assign_ratio=0.0, rate=10, time_limit_s=1))
     assert gen.op(GenContext(1.0, 0)) is None
     op = gen.op(GenContext(0.0, 0))
     assert op["f"] in ("send", "poll")

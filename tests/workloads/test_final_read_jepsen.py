@@ -6,7 +6,8 @@ import time
 import pytest
 from kafka import KafkaProducer
 
-from harness.app.runner import narrow_final_read
+from harness.spec import RunSpec
+from kraftcheck.runner import narrow_final_read
 from workloads.queue import client_factory, final_read_op
 
 pytestmark = pytest.mark.jepsen
@@ -43,13 +44,13 @@ def test_a_leaderless_partition_leaves_the_final_read_of_the_others_whole(kraftc
     led = sorted(p for p, s in cluster.partitions("t").items() if s["leader"] >= 0)
     assert 0 not in led and led
 
-    spec = {"topic": "t", "keys": 3, "op_timeout_s": 10.0, "workload": "queue"}
+    spec = RunSpec(topic="t", keys=3, op_timeout_s=10.0, workload="queue")
     narrowed, left_out = narrow_final_read(spec, cluster)
-    assert narrowed["final_read_keys"] == led and left_out == [0]
+    assert narrowed == led and left_out == [0]
 
     client = client_factory(spec, cluster, op_timeout_s=10.0)(10_000_000)
     try:
-        done = client.invoke(None, final_read_op(narrowed["final_read_keys"]))
+        done = client.invoke(None, final_read_op(narrowed))
         assert done["type"] == "ok", done
         assert sorted(done["value"]) == [str(k) for k in led]
         assert all(len(done["value"][str(k)]) == 5 for k in led), done["value"]

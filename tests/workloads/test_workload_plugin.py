@@ -15,11 +15,12 @@ import threading
 
 import pytest
 
-from harness.core.context import RunContext
-from harness.core.generator import FnGen, Once, Stagger, TimeLimit
-from harness.core.history import HistoryWriter, pair_ops, read_history
-from harness.core.interpreter import Interpreter
-from harness.core.workload import Workload
+from harness.context import RunContext
+from harness.generator import FnGen, Once, Stagger, TimeLimit
+from harness.history import HistoryWriter, pair_ops, read_history
+from harness.interpreter import Interpreter
+from harness.spec import RunSpec
+from harness.workload import Workload
 from workloads import queue, registry
 
 
@@ -52,16 +53,16 @@ class ReachClient:
 
 def reach_clients(spec, cluster, run, op_timeout_s):
     servers = cluster.bootstrap_servers()
-    timeout_s = op_timeout_s or spec["op_timeout_s"]
+    timeout_s = op_timeout_s or spec.op_timeout_s
     return lambda process: ReachClient(servers[process % len(servers):] + servers[:process % len(servers)],
                                        timeout_s)
 
 
 def reach_generator(spec):
-    return TimeLimit(Stagger(FnGen(lambda ctx: {"f": "reach", "value": None}), spec["rate"]), spec["time_limit_s"])
+    return TimeLimit(Stagger(FnGen(lambda ctx: {"f": "reach", "value": None}), spec.rate), spec.time_limit_s)
 
 
-def reach_final(spec):
+def reach_final(spec, keys=None):
     return Once({"f": "reach-all", "value": None, "final": True})
 
 
@@ -111,19 +112,19 @@ class _Listeners:
 
 
 def test_a_registered_workload_runs_through_the_interpreter(tmp_path, reach_registered):
-    spec = {"workload": "reach", "rate": 40.0, "time_limit_s": 0.5, "op_timeout_s": 2.0, "concurrency": 2}
-    workload = registry.workload_for(spec["workload"])
+    spec = RunSpec(workload="reach", rate=40.0, time_limit_s=0.5, op_timeout_s=2.0, concurrency=2)
+    workload = registry.workload_for(spec.workload)
     cluster = _Listeners(3)
     history = HistoryWriter(tmp_path / "history.jsonl")
     run = RunContext(spec=spec, host=None, store_dir=tmp_path, rng=random.Random(3), cluster=cluster,
                      history=history)
     try:
-        main = Interpreter(run, workload.client_factory(spec, cluster, run, None), spec["concurrency"],
-                           spec["op_timeout_s"], node_for=workload.node_for(cluster))
+        main = Interpreter(run, workload.client_factory(spec, cluster, run, None), spec.concurrency,
+                           spec.op_timeout_s, node_for=workload.node_for(cluster))
         stats = main.run_phase(workload.generator(spec))
         final = Interpreter(run, workload.client_factory(spec, cluster, run, 1.0), 1, 2.0,
                             node_for=workload.node_for(cluster))
-        final_stats = final.run_phase(workload.final_generator(spec), workers=1)
+        final_stats = final.run_phase(workload.final_generator(spec, None), workers=1)
     finally:
         history.close()
         cluster.close()

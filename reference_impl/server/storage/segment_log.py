@@ -36,11 +36,13 @@ HWM_CHECKPOINT = "hwm-checkpoint"
 def _default_batch_factory(header: FrameHeader, payload: bytes) -> Any:
     # Imported here: the batch type belongs to the protocol core's log module.
     from reference_impl.protocol.log import LogBatch
+    from reference_impl.server.txn_batches import batch_txn_fields
 
+    attributes, control_type = batch_txn_fields(payload)  # KIP-98 state is rebuilt from these at recovery
     return LogBatch(base_offset=header.base_offset, record_count=header.record_count, epoch=header.epoch,
                     producer_id=header.producer_id, producer_epoch=header.producer_epoch,
                     base_sequence=header.base_sequence, max_timestamp=header.max_timestamp,
-                    payload=payload)
+                    payload=payload, attributes=attributes, control_type=control_type)
 
 
 class SegmentLog:

@@ -19,7 +19,8 @@ machinery (BrokerRegistration 62, BrokerHeartbeat 63, AlterPartition 56, and kra
   (fields outside the CRC, so no re-checksumming).
 
 What it cannot see: anything about state. Handlers for the client APIs live in
-``reference_impl.server.client_apis`` and reach state only through ``reference_impl.server.services``.
+``reference_impl.server.apis`` (put together per node by ``reference_impl.server.client_apis``) and reach
+state only through ``reference_impl.server.services``. API keys are named by ``api_keys.ApiKey``.
 A process adds its own handlers (e.g. the controller's BrokerRegistration) to the handler dict it gives
 ``WireServer``, with ``codec.INTER_NODE_APIS`` specs in ``apis``.
 """

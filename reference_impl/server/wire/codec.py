@@ -24,10 +24,16 @@ from kafka.protocol.admin import (
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
@@ -35,10 +41,22 @@ from kafka.protocol.api_header import RequestHeader
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import (
     FetchResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
 )
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
@@ -54,8 +72,21 @@ from kafka.protocol.producer import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafka.protocol.producer.transaction import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 
 from reference_impl.server.wire import messages
+from reference_impl.server.wire.api_keys import ApiKey
 
 
 class MalformedRequest(ValueError):
@@ -83,34 +114,65 @@ class ApiSpec:
 
 # Version ranges the issue asks for (kafka-python, librdkafka and aiokafka all negotiate down to them).
 CLIENT_APIS: tuple[ApiSpec, ...] = (
-    ApiSpec(0, ProduceRequest, ProduceResponse, 3, 9),
-    ApiSpec(1, messages.FetchRequest, FetchResponse, 4, 12),
-    ApiSpec(2, ListOffsetsRequest, ListOffsetsResponse, 1, 7),
-    ApiSpec(3, MetadataRequest, MetadataResponse, 0, 12),
-    ApiSpec(10, FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
-    ApiSpec(18, ApiVersionsRequest, ApiVersionsResponse, 0, 3),
-    ApiSpec(19, CreateTopicsRequest, CreateTopicsResponse, 2, 7),
-    ApiSpec(22, InitProducerIdRequest, InitProducerIdResponse, 0, 4),
-    ApiSpec(23, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, 2, 4),
-    ApiSpec(32, DescribeConfigsRequest, DescribeConfigsResponse, 1, 4),
-    ApiSpec(33, AlterConfigsRequest, AlterConfigsResponse, 0, 2),
-    ApiSpec(44, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, 0, 1),
-    ApiSpec(43, ElectLeadersRequest, ElectLeadersResponse, 0, 2),
-    ApiSpec(45, AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, 0, 1),
-    ApiSpec(46, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, 0, 0),
-    ApiSpec(60, DescribeClusterRequest, DescribeClusterResponse, 0, 1),
+    ApiSpec(ApiKey.PRODUCE, ProduceRequest, ProduceResponse, 3, 9),
+    ApiSpec(ApiKey.FETCH, messages.FetchRequest, FetchResponse, 4, 12),
+    ApiSpec(ApiKey.LIST_OFFSETS, ListOffsetsRequest, ListOffsetsResponse, 1, 7),
+    ApiSpec(ApiKey.METADATA, MetadataRequest, MetadataResponse, 0, 12),
+    ApiSpec(ApiKey.FIND_COORDINATOR, FindCoordinatorRequest, FindCoordinatorResponse, 0, 4),
+    ApiSpec(ApiKey.API_VERSIONS, ApiVersionsRequest, ApiVersionsResponse, 0, 3),
+    ApiSpec(ApiKey.CREATE_TOPICS, CreateTopicsRequest, CreateTopicsResponse, 2, 7),
+    ApiSpec(ApiKey.INIT_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse, 0, 4),
+    ApiSpec(ApiKey.OFFSET_FOR_LEADER_EPOCH, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, 2, 4),
+    ApiSpec(ApiKey.DESCRIBE_CONFIGS, DescribeConfigsRequest, DescribeConfigsResponse, 1, 4),
+    ApiSpec(ApiKey.ALTER_CONFIGS, AlterConfigsRequest, AlterConfigsResponse, 0, 2),
+    ApiSpec(ApiKey.INCREMENTAL_ALTER_CONFIGS, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, 0, 1),
+    ApiSpec(ApiKey.ELECT_LEADERS, ElectLeadersRequest, ElectLeadersResponse, 0, 2),
+    ApiSpec(ApiKey.ALTER_PARTITION_REASSIGNMENTS, AlterPartitionReassignmentsRequest,
+            AlterPartitionReassignmentsResponse, 0, 1),
+    ApiSpec(ApiKey.LIST_PARTITION_REASSIGNMENTS, ListPartitionReassignmentsRequest,
+            ListPartitionReassignmentsResponse, 0, 0),
+    ApiSpec(ApiKey.DESCRIBE_CLUSTER, DescribeClusterRequest, DescribeClusterResponse, 0, 1),
+    # the group coordinator (the classic protocol)
+    ApiSpec(ApiKey.OFFSET_COMMIT, OffsetCommitRequest, OffsetCommitResponse, 2, 8),
+    ApiSpec(ApiKey.OFFSET_FETCH, OffsetFetchRequest, OffsetFetchResponse, 1, 7),
+    ApiSpec(ApiKey.JOIN_GROUP, JoinGroupRequest, JoinGroupResponse, 2, 9),
+    ApiSpec(ApiKey.HEARTBEAT, HeartbeatRequest, HeartbeatResponse, 0, 4),
+    ApiSpec(ApiKey.LEAVE_GROUP, LeaveGroupRequest, LeaveGroupResponse, 0, 5),
+    ApiSpec(ApiKey.SYNC_GROUP, SyncGroupRequest, SyncGroupResponse, 0, 5),
+    ApiSpec(ApiKey.DESCRIBE_GROUPS, DescribeGroupsRequest, DescribeGroupsResponse, 0, 5),
+    ApiSpec(ApiKey.LIST_GROUPS, ListGroupsRequest, ListGroupsResponse, 0, 4),
+    # a transactional producer's offsets go to the group's coordinator (KIP-98; v3 adds KIP-447's member)
+    ApiSpec(ApiKey.TXN_OFFSET_COMMIT, TxnOffsetCommitRequest, TxnOffsetCommitResponse, 0, 3),
 )
 
 INTER_NODE_APIS: tuple[ApiSpec, ...] = (
-    ApiSpec(56, messages.AlterPartitionRequest, messages.AlterPartitionResponse, 0, 3),
-    ApiSpec(62, messages.BrokerRegistrationRequest, messages.BrokerRegistrationResponse, 0, 3),
-    ApiSpec(63, messages.BrokerHeartbeatRequest, messages.BrokerHeartbeatResponse, 0, 0),
-    ApiSpec(10000, messages.MetadataLogFetchRequest, messages.MetadataLogFetchResponse, 0, 0),
+    ApiSpec(ApiKey.ALTER_PARTITION, messages.AlterPartitionRequest, messages.AlterPartitionResponse, 0, 3),
+    ApiSpec(ApiKey.BROKER_REGISTRATION, messages.BrokerRegistrationRequest, messages.BrokerRegistrationResponse,
+            0, 3),
+    ApiSpec(ApiKey.BROKER_HEARTBEAT, messages.BrokerHeartbeatRequest, messages.BrokerHeartbeatResponse, 0, 0),
+    ApiSpec(ApiKey.METADATA_LOG_FETCH, messages.MetadataLogFetchRequest, messages.MetadataLogFetchResponse, 0, 1),
+    # the controller quorum (KIP-595, KIP-996); its Fetch is the client Fetch above, on the controller listener
+    ApiSpec(ApiKey.VOTE, messages.VoteRequest, messages.VoteResponse, 0, 2),
+    ApiSpec(ApiKey.BEGIN_QUORUM_EPOCH, messages.BeginQuorumEpochRequest, messages.BeginQuorumEpochResponse, 0, 0),
+    ApiSpec(ApiKey.END_QUORUM_EPOCH, messages.EndQuorumEpochRequest, messages.EndQuorumEpochResponse, 0, 0),
+    ApiSpec(ApiKey.DESCRIBE_QUORUM, DescribeQuorumRequest, DescribeQuorumResponse, 0, 1),
 )
 
-ALL_APIS: dict[int, ApiSpec] = {s.api_key: s for s in CLIENT_APIS + INTER_NODE_APIS}
+# Transactions (KIP-98), served by a broker's transaction coordinator (``server.apis.txn``, added to a broker's
+# server as extra handlers): AddPartitionsToTxn from clients (0-3) and from partition leaders verifying a
+# transaction (v4, KIP-890 part 1), AddOffsetsToTxn (the group's offsets partition joins the transaction),
+# EndTxn from clients (v4+ is KIP-890 part 2's, not implemented),
+# WriteTxnMarkers from a coordinator to the partition leaders.
+TXN_APIS: tuple[ApiSpec, ...] = (
+    ApiSpec(ApiKey.ADD_PARTITIONS_TO_TXN, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, 0, 4),
+    ApiSpec(ApiKey.ADD_OFFSETS_TO_TXN, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, 0, 3),
+    ApiSpec(ApiKey.END_TXN, EndTxnRequest, EndTxnResponse, 0, 3),
+    ApiSpec(ApiKey.WRITE_TXN_MARKERS, WriteTxnMarkersRequest, WriteTxnMarkersResponse, 0, 1),
+)
 
-API_VERSIONS_KEY = 18
+ALL_APIS: dict[int, ApiSpec] = {s.api_key: s for s in CLIENT_APIS + INTER_NODE_APIS + TXN_APIS}
+
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,30 @@ class MetadataLogFetchResponse(ApiMessage, load_json=_schemas):
     """kraftcheck MetadataLogFetch (10000) response: committed records as JSON text, plus the HWM."""
 
 
+class VoteRequest(ApiMessage, load_json=_schemas):
+    """Vote (52) request: a candidate (or, with PreVote, a prospective) asks a voter (Q2, Q4)."""
+
+
+class VoteResponse(ApiMessage, load_json=_schemas):
+    """Vote (52) response."""
+
+
+class BeginQuorumEpochRequest(ApiMessage, load_json=_schemas):
+    """BeginQuorumEpoch (53) request: a new quorum leader announces itself (Q5, Q6)."""
+
+
+class BeginQuorumEpochResponse(ApiMessage, load_json=_schemas):
+    """BeginQuorumEpoch (53) response."""
+
+
+class EndQuorumEpochRequest(ApiMessage, load_json=_schemas):
+    """EndQuorumEpoch (54) request: a resigning leader names its successors (Q12)."""
+
+
+class EndQuorumEpochResponse(ApiMessage, load_json=_schemas):
+    """EndQuorumEpoch (54) response."""
+
+
 class FetchRequest(ApiMessage):
     """Fetch (1) request with ``ReplicaState`` (replica id + broker epoch) allowed as a tagged field in v12+."""
 

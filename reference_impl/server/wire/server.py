@@ -11,6 +11,8 @@ it). Other connections are independent tasks, so a long-polling fetch stalls onl
 Bad input never escapes a connection: a malformed frame (bad size, shorter than the fixed request header,
 a body that does not decode) closes that connection with one log line; an exception inside a handler is
 logged and answered with UNKNOWN_SERVER_ERROR (or closes the connection if no error response can be built).
+A handler that fails a whole request on purpose raises ``RequestFailed(code)``: the API's error response
+carries that code in every item (a controller that is not the active one: NOT_CONTROLLER).
 
 An unknown API key or an unserved version is not malformed: it is answered with UNSUPPORTED_VERSION and
 the connection stays open. In order of preference: the ApiVersions rule (``on_unserved``: v0 body with our
@@ -32,12 +34,21 @@ from kafka.protocol.api_message import ApiMessage
 from reference_impl.protocol.errors import Errors
 from reference_impl.server.tasks import cancel_all
 from reference_impl.server.wire import codec
+from reference_impl.server.wire.api_keys import ApiKey
 from reference_impl.server.wire.codec import ApiSpec, DecodedRequest, MalformedRequest
 from reference_impl.server.wire.streams import close_writer
 
 log = logging.getLogger("kraftcheck.wire")
 
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+
+
+class RequestFailed(Exception):
+    """Raised by a handler to fail the whole request with Kafka error ``code`` (answered, not logged)."""
+
+    def __init__(self, code: int, message: str = "") -> None:
+        super().__init__(message or f"request failed with error {code}")
+        self.code = code
 
 Handler = Callable[[DecodedRequest], Awaitable[ApiMessage | None]]
 """Serves one decoded request; returns the response body, or None to send nothing (Produce acks=0)."""
@@ -185,6 +196,11 @@ class WireServer:
             response = await handler(request)
         except asyncio.CancelledError:
             raise
+        except RequestFailed as failed:
+            response = self.on_error(request, failed.code) if self.on_error else None
+            if response is None:
+                return codec.encode_bare_error(request.api_key, request.api_version, request.correlation_id,
+                                               failed.code)
         except Exception:
             log.exception("%s: handler for api %d v%d failed", self.name, request.api_key, request.api_version)
             response = self.on_error(request, -1) if self.on_error else None
@@ -219,7 +235,7 @@ class WireServer:
                 decoded = codec.decode_unserved(payload, spec)
             except MalformedRequest:
                 decoded = None  # the version is unserved anyway; its body is not ours to judge
-        if decoded is not None and decoded.api_key == 0 and decoded.body.acks == 0:
+        if decoded is not None and decoded.api_key == ApiKey.PRODUCE and decoded.body.acks == 0:
             self._bad_input(peer, f"unsupported version {decoded.api_version} of an acks=0 produce")
             return _CLOSE
         if decoded is not None and self.on_error is not None:

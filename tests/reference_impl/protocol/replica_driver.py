@@ -27,8 +27,10 @@ class Driver:
     """Replicas of one partition, driven by hand (see the module docstring)."""
 
     def __init__(self, variant: str = "v3.5", min_isr: int = 2, replicas=(1, 2, 3), isr=None, leader: int = 1,
-                 leader_epoch: int = 1, partition_epoch: int = 1, lag_ms: int = 10_000) -> None:
-        self.config = ReplicaConfig(variant=variant, min_insync_replicas=min_isr, replica_lag_time_max_ms=lag_ms)
+                 leader_epoch: int = 1, partition_epoch: int = 1, lag_ms: int = 10_000,
+                 historical_bug: str | None = None, transaction_verification: bool = True) -> None:
+        self.config = ReplicaConfig(variant=variant, min_insync_replicas=min_isr, replica_lag_time_max_ms=lag_ms,
+                                    historical_bug=historical_bug, transaction_verification=transaction_verification)
         self.logs = {b: InMemoryLog() for b in replicas}
         self.replicas = {b: PartitionReplica(b, "t", 0, self.logs[b], self.config,
                                              broker_epoch=BROKER_EPOCH_BASE + b) for b in replicas}

@@ -9,7 +9,7 @@ and UNKNOWN_TOPIC_OR_PARTITION for an unknown topic."""
 
 import pytest
 
-from reference_impl.protocol.controller import alter_partition_error_for_version
+from reference_impl.protocol.control.replication import alter_partition_error_for_version
 from reference_impl.protocol.errors import Errors, error
 
 from .controller_helpers import cluster, current, epoch, state, with_partition

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.app.cli import main as kraftcheck
+from kraftcheck.cli import main as kraftcheck
 from reference_impl.conformance import main, run_case, run_cases
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "one_per_kind.json"

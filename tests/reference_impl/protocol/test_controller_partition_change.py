@@ -66,6 +66,30 @@ def test_unclean_election_marks_recovering_c12():
     assert preview(p, rec) == state([1, 2, 3], [3], 3, 3, 5, recovery="RECOVERING")
 
 
+def test_named_unclean_leader_k7():
+    # K7's recovery names the leader: it leads alone, RECOVERING, ELR/LKELR cleared, a new LE.
+    p = state([1, 2, 3], [], NO_LEADER, 4, 6, elr=[2], lkelr=[1, 3])
+    rec = builder(p, live=(1, 3), elr_enabled=True).set_election(Election.UNCLEAN).set_unclean_leader(3).build()
+    assert rec == PartitionChangeRecord("tid", 0, leader=3, isr=(3,), elr=(), last_known_elr=(),
+                                        leader_recovery_state="RECOVERING", leader_epoch_bump=True)
+    assert preview(p, rec) == state([1, 2, 3], [3], 3, 5, 7, recovery="RECOVERING")
+    # The builder's minimal record: fields already at their target are left out.
+    p = state([1, 2, 3], [], NO_LEADER, 4, 6, lkelr=[2, 3])
+    rec = builder(p, live=(2, 3), elr_enabled=True).set_election(Election.UNCLEAN).set_unclean_leader(3).build()
+    assert rec == PartitionChangeRecord("tid", 0, leader=3, isr=(3,), last_known_elr=(),
+                                        leader_recovery_state="RECOVERING", leader_epoch_bump=True)
+
+
+def test_named_unclean_leader_yields_to_clean_candidates_and_needs_to_be_live():
+    p = state([1, 2, 3], [2], NO_LEADER, 4, 6)
+    rec = builder(p, live=(2, 3)).set_election(Election.UNCLEAN).set_unclean_leader(3).build()
+    assert preview(p, rec).leader == 2  # an ISR member is a clean choice: no unclean election
+    p = state([1, 2, 3], [], NO_LEADER, 4, 6, lkelr=[1])
+    assert builder(p, live=(2,), elr_enabled=True).set_election(Election.UNCLEAN).set_unclean_leader(3).build() is None
+    # Without an UNCLEAN election the name is not used at all.
+    assert builder(p, live=(3,), elr_enabled=True).set_unclean_leader(3).build() is None
+
+
 def test_completion_predicate_c17():
     assert reassignment_completion([1, 2, 3], [1, 2, 3], [], [], 2) is None  # nothing in progress
     assert reassignment_completion([1, 2, 3, 4], [1, 2, 4], [4], [3], 2) == ([1, 2, 4], [1, 2, 4])

@@ -2,7 +2,7 @@
 reassignments submitted afterwards; switching back makes the next step of a pending plan the rest of the
 move; per-controller records override the cluster default (Kafka's precedence)."""
 
-from reference_impl.protocol.controller import REASSIGNMENT_MODE
+from reference_impl.protocol.control.configuration import REASSIGNMENT_MODE
 from reference_impl.protocol.records import ConfigRecord, IncrementalReassignmentRecord
 
 from .controller_helpers import TP, ap, cluster, state, with_partition

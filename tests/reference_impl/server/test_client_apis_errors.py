@@ -80,14 +80,14 @@ class UnreachableForwardingAll(Unreachable):
 def test_forwarding_failure_becomes_a_kafka_error(exc, code, api_key):
     handlers = ClientApiHandlers(broker=UnreachableForwardingAll(exc))
     version = ALL_APIS[api_key].max_version if api_key != 45 else 1
-    response = asyncio.run(handlers.handle_admin(decoded(api_key, min(version, 7))))
+    response = asyncio.run(handlers.admin_apis.handle_admin(decoded(api_key, min(version, 7))))
     assert set(error_codes(response)) == {code}
 
 
 def test_a_broker_with_describe_configs_answers_it_without_the_controller():
     # Kafka brokers answer DescribeConfigs themselves: an unreachable controller does not matter.
     handlers = ClientApiHandlers(broker=Unreachable(ConnectionError("down")))
-    response = asyncio.run(handlers.handle_admin(decoded(32, 4)))
+    response = asyncio.run(handlers.admin_apis.handle_admin(decoded(32, 4)))
     assert set(error_codes(response)) == {0}
     assert [c.name for r in response.results for c in r.configs] == ["min.insync.replicas"]
 
@@ -98,7 +98,7 @@ def test_invalid_acks_is_refused_without_appending():
     handlers = ClientApiHandlers(broker=services)
     req = request_for(0, 9)
     req.acks = 2
-    response = asyncio.run(handlers.handle_produce(decoded(0, 9, req)))
+    response = asyncio.run(handlers.broker_apis.handle_produce(decoded(0, 9, req)))
     assert response.responses[0].partition_responses[0].error_code == Errors.INVALID_REQUIRED_ACKS
     assert services.produce_calls == 0
 
@@ -109,7 +109,7 @@ def test_acks_zero_appends_but_returns_no_response():
     handlers = ClientApiHandlers(broker=services)
     req = request_for(0, 7)
     req.acks = 0
-    assert asyncio.run(handlers.handle_produce(decoded(0, 7, req))) is None
+    assert asyncio.run(handlers.broker_apis.handle_produce(decoded(0, 7, req))) is None
     assert services.topics["t"][0].leo == 2
     assert handlers.error_response(decoded(0, 7, req), 35) is None  # acks=0 never gets an answer
 
@@ -120,9 +120,9 @@ def test_metadata_v0_empty_list_means_all_topics_and_v1_means_none():
     services.create("b")
     handlers = ClientApiHandlers(broker=services)
     cls = ALL_APIS[3].request_class
-    v0 = asyncio.run(handlers.handle_metadata(decoded(3, 0, cls(topics=[]))))
-    v1 = asyncio.run(handlers.handle_metadata(decoded(3, 1, cls(topics=[]))))
-    v1_all = asyncio.run(handlers.handle_metadata(decoded(3, 1, cls(topics=None))))
+    v0 = asyncio.run(handlers.broker_apis.handle_metadata(decoded(3, 0, cls(topics=[]))))
+    v1 = asyncio.run(handlers.broker_apis.handle_metadata(decoded(3, 1, cls(topics=[]))))
+    v1_all = asyncio.run(handlers.broker_apis.handle_metadata(decoded(3, 1, cls(topics=None))))
     assert sorted(t.name for t in v0.topics) == ["a", "b"]
     assert v1.topics == []
     assert sorted(t.name for t in v1_all.topics) == ["a", "b"]
@@ -131,9 +131,9 @@ def test_metadata_v0_empty_list_means_all_topics_and_v1_means_none():
 def test_unknown_topic_in_metadata_and_produce():
     services = MemoryServices()
     handlers = ClientApiHandlers(broker=services)
-    meta = asyncio.run(handlers.handle_metadata(decoded(3, 12)))
+    meta = asyncio.run(handlers.broker_apis.handle_metadata(decoded(3, 12)))
     assert meta.topics[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
-    produced = asyncio.run(handlers.handle_produce(decoded(0, 9)))
+    produced = asyncio.run(handlers.broker_apis.handle_produce(decoded(0, 9)))
     assert produced.responses[0].partition_responses[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 

@@ -180,7 +180,7 @@ def test_sighup_reload_commits_kip435_parallelism(tmp_path):
             changed = await ctl.reload_dynamic_config(str(path))
             assert changed == [("reassignment.parallel.replica.count", "3"),
                                ("reassignment.parallel.leader.movements", "1")]
-            assert ctl.core.core._cluster_int("reassignment.parallel.replica.count", 0) == 3
+            assert ctl.core.core.configuration.cluster_int("reassignment.parallel.replica.count", 0) == 3
             path.write_text(base + "reassignment.parallel.replica.count=0\n")  # invalid (and duplicate)
             assert await ctl.reload_dynamic_config(str(path)) == []
             types = [r["type"] for _, recs in ctl.mlog.read_from(0) for r in recs]
