@@ -101,8 +101,8 @@ K7    ``ElectionControl.unclean_recovery_candidates`` (whom to ask, per strategy
       ``balanced_unclean_recovery`` / ``elr.balanced_recovery_leader``; ``proactive`` ->
       ``elr.proactive_recovery_leader``; ``manual`` never elects by itself (the operator's unclean
       ``elect_leaders``). The record is the builder's UNCLEAN election of the chosen replica
-      (``PartitionChangeBuilder.set_unclean_leader``). The server does not yet send GetReplicaLogInfo, so
-      no strategy runs automatically in the processes
+      (``PartitionChangeBuilder.set_unclean_leader``). ``unclean_recovery_queries`` groups the questions
+      by broker; the controller process asks them with GetReplicaLogInfo (``server.unclean_recovery``)
 K8    a consequence of ``elr.next_elr``; tested (scenario 22), checked as I8 by the checkers
 K9    explanatory (no code): why K1-K5 together fix 5.1
 K10   explanatory (no code): the availability cost; visible as a leaderless partition in the model

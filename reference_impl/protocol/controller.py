@@ -243,6 +243,10 @@ class Controller:
         """K7: whom to ask before an unclean recovery (``ElectionControl.unclean_recovery_candidates``)."""
         return self.elections.unclean_recovery_candidates(tp)
 
+    def unclean_recovery_queries(self) -> dict[int, list[TopicPartition]]:
+        """K7: broker -> partitions to ask it about (``ElectionControl.unclean_recovery_queries``)."""
+        return self.elections.unclean_recovery_queries()
+
     def unclean_recovery(self, tp: TopicPartition, replies: Mapping[int, tuple[int, int]],
                          window_closed: bool = False) -> ControllerResult:
         """K7 under the configured strategy (``ElectionControl.unclean_recovery``)."""

@@ -102,14 +102,18 @@ class Broker:
         self._metadata_ready = asyncio.Event()
         self.groups = GroupShell(self)
         self.manager.on_marker_written = self._marker_written
+        from reference_impl.server.apis.replica_log_info import ReplicaLogInfoApi
         from reference_impl.server.apis.txn import TxnApis
         from reference_impl.server.client_apis import build_server
 
         services = BrokerServicesImpl(self)
         self.txn = TxnCoordinatorShell(self.manager, self.image, config.node_id, self.node,
                                        self.allocate_producer_id, services.forward_to_controller, config.inject_bug)
+        log_info = ReplicaLogInfoApi(self.manager, lambda topic_id: self.image.topics.get(topic_id),
+                                     lambda: self.lifecycle.broker_epoch)
         self.server = build_server(config.listeners.host, config.listeners.port, broker=services,
-                                   extra_handlers=TxnApis(self.txn, self.manager).handlers(),
+                                   extra_handlers={**TxnApis(self.txn, self.manager).handlers(),
+                                                   **log_info.handlers()},
                                    name=f"broker-{config.node_id}")
 
     def _marker_written(self, topic: str, partition: int, producer_id: int, commit: bool) -> None:

@@ -23,7 +23,8 @@ ListPartitionReassignments, ElectLeaders, DescribeConfigs, AlterConfigs 0-2, Inc
 0-1) are served by the wire layer's handlers with ``AdminServices`` implemented here (NOT_CONTROLLER in
 every item on a voter that is not active); brokers forward clients' admin requests.
 Timers on the active controller: session timeouts (C6), KIP-435 incremental steps and pending elections
-are polled every 100 ms. Dynamic configuration: (Incremental)AlterConfigs commit ``reassignment.mode``, the
+are polled every 100 ms; every second, K7's unclean recovery asks brokers for their log ends
+(GetReplicaLogInfo) about partitions with an empty ISR and ELR (``unclean_recovery``). Dynamic configuration: (Incremental)AlterConfigs commit ``reassignment.mode``, the
 KIP-435 parallelism settings and the election / min-ISR keys as ConfigRecords (``config_alter`` says which
 keys, on which resources); a change affects only reassignments and steps planned after it (seed 002).
 SIGHUP re-reads the config file and commits changed dynamic keys the same way, as cluster-wide
@@ -59,6 +60,8 @@ from reference_impl.server.metadata_log import MetadataLog, QuorumLog
 from reference_impl.server.quorum import RAFT_API_KEYS, QuorumShell, now_ms, raft_config
 from reference_impl.server.tasks import cancel_all
 from reference_impl.server.trace import Tracer, fail_stop, log
+from reference_impl.server.unclean_recovery import ROUND_INTERVAL_S as RECOVERY_INTERVAL_S
+from reference_impl.server.unclean_recovery import UncleanRecoveryDriver
 from reference_impl.server.wire import messages as m
 from reference_impl.server.wire.api_keys import ApiKey
 from reference_impl.server.wire.codec import DecodedRequest
@@ -103,6 +106,7 @@ class Controller:
         log(self.node, f"quorum of {voters}: epoch {self.qc.epoch}, {self.mlog.end_offset} metadata records in "
                        f"the log, {self.qc.applied} applied")
         self._lock = asyncio.Lock()
+        self.recovery = UncleanRecoveryDriver(lambda: self.qc.controller, self.change, self.tracer, self.node)
         self.stop_event = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         from reference_impl.server.client_apis import build_server
@@ -286,12 +290,14 @@ class Controller:
         await self.server.start()
         log(self.node, f"controller listening on {self.config.listeners}")
         self._tasks = [asyncio.create_task(self.quorum.run(), name="quorum"),
-                       asyncio.create_task(self._timer_loop(), name="timers")]
+                       asyncio.create_task(self._timer_loop(), name="timers"),
+                       asyncio.create_task(self._recovery_loop(), name="unclean-recovery")]
         for task in self._tasks:
             task.add_done_callback(fail_stop(self.node))
         await self.stop_event.wait()
         await self.quorum.resign()
         await cancel_all(self._tasks)
+        await self.recovery.close()
         await self.quorum.close()
         await self.server.close()
         self.mlog.close()
@@ -310,6 +316,20 @@ class Controller:
                 pass  # leadership moved during the round: the next active controller's timers go on
             except (ConnectionError, OSError) as exc:  # e.g. the metadata disk failing: logged, retried
                 log(self.node, f"periodic work failed: {exc!r}")
+
+    async def _recovery_loop(self) -> None:
+        """K7 (``unclean_recovery``): on the active controller, a round of GetReplicaLogInfo questions for
+        the partitions with no clean candidate, then their elections."""
+        while True:
+            await asyncio.sleep(RECOVERY_INTERVAL_S)
+            if not self.qc.active:
+                continue
+            try:
+                await self.recovery.round()
+            except NotController:
+                pass  # leadership moved: the next active controller asks again
+            except (ConnectionError, OSError) as exc:
+                log(self.node, f"unclean recovery round failed: {exc!r}")
 
     async def periodic_round(self, now: int) -> None:
         """One timer round on the active controller: each due change computed and committed in turn (C1)."""

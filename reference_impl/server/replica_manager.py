@@ -234,6 +234,10 @@ class ReplicaManager:
         """The hosted partition, or None."""
         return self.partitions.get((topic, partition))
 
+    def recovered_log(self, topic: str, partition: int) -> SegmentLog | None:
+        """A log found on disk at start that the metadata has not claimed yet (``recover_logs``), or None."""
+        return self.recovered_logs.get(partition_dir_name(topic, partition))
+
     # ------------------------------------------------------------------ produce (L1, L2, L5)
     async def write_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
                            commit: bool, coordinator_epoch: int, timeout_ms: int) -> sv.ProduceResult:

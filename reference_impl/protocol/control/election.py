@@ -4,7 +4,7 @@ an operator or a timer, and KIP-966's unclean recovery.
 - ``elect_leaders`` (ElectLeaders: PREFERRED, C10; UNCLEAN, C12);
 - ``maybe_unclean_elect``: the periodic C12 election for leaderless partitions of topics that opted in;
 - K7 unclean recovery: ``unclean_recovery_candidates`` says whom to ask for their log ends under
-  ``unclean.recovery.strategy``, ``unclean_recovery`` / ``balanced_unclean_recovery`` elect from the
+  ``unclean.recovery.strategy`` (``unclean_recovery_queries``: the same for every partition, by broker), ``unclean_recovery`` / ``balanced_unclean_recovery`` elect from the
   answers (``elr.balanced_recovery_leader`` / ``elr.proactive_recovery_leader`` pick the replica, the
   builder's UNCLEAN election with ``set_unclean_leader`` makes the record);
 - ``clear_elr`` (Kafka's ClearElrRecord, e.g. when the ELR feature is turned off).
@@ -135,6 +135,16 @@ class ElectionControl:
                 return []  # K3 elects an ELR member: nothing unclean about it
             return [r for r in p.replicas if acceptable(r)]
         return []  # manual
+
+    def unclean_recovery_queries(self) -> dict[int, list[TopicPartition]]:
+        """K7 for every partition at once: broker id -> the partitions (by topic name) whose log end it must
+        report (one GetReplicaLogInfo per broker), from ``unclean_recovery_candidates``; empty when no
+        recovery is due. A shell asks, then hands each partition's answers to ``unclean_recovery``."""
+        queries: dict[int, list[TopicPartition]] = {}
+        for tp, _state in self._ctl.partitions():
+            for broker in self.unclean_recovery_candidates(tp):
+                queries.setdefault(broker, []).append(tp)
+        return queries
 
     def unclean_recovery(self, tp: TopicPartition, replies: Mapping[int, tuple[int, int]],
                          window_closed: bool = False) -> ControllerResult:

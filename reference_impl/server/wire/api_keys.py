@@ -49,6 +49,7 @@ class ApiKey(enum.IntEnum):
     DESCRIBE_CLUSTER = 60
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
+    GET_REPLICA_LOG_INFO = 93
     METADATA_LOG_FETCH = 10000  # kraftcheck's: the controller's committed metadata records as JSON
 
 

@@ -151,6 +151,9 @@ INTER_NODE_APIS: tuple[ApiSpec, ...] = (
             0, 3),
     ApiSpec(ApiKey.BROKER_HEARTBEAT, messages.BrokerHeartbeatRequest, messages.BrokerHeartbeatResponse, 0, 0),
     ApiSpec(ApiKey.METADATA_LOG_FETCH, messages.MetadataLogFetchRequest, messages.MetadataLogFetchResponse, 0, 1),
+    # KIP-966's unclean recovery (K7): the active controller asks brokers for their log ends
+    ApiSpec(ApiKey.GET_REPLICA_LOG_INFO, messages.GetReplicaLogInfoRequest, messages.GetReplicaLogInfoResponse,
+            0, 0),
     # the controller quorum (KIP-595, KIP-996); its Fetch is the client Fetch above, on the controller listener
     ApiSpec(ApiKey.VOTE, messages.VoteRequest, messages.VoteResponse, 0, 2),
     ApiSpec(ApiKey.BEGIN_QUORUM_EPOCH, messages.BeginQuorumEpochRequest, messages.BeginQuorumEpochResponse, 0, 0),

@@ -71,6 +71,14 @@ class EndQuorumEpochResponse(ApiMessage, load_json=_schemas):
     """EndQuorumEpoch (54) response."""
 
 
+class GetReplicaLogInfoRequest(ApiMessage, load_json=_schemas):
+    """GetReplicaLogInfo (93) request: the active controller asks a broker for its partitions' log ends (K7)."""
+
+
+class GetReplicaLogInfoResponse(ApiMessage, load_json=_schemas):
+    """GetReplicaLogInfo (93) response: last written leader epoch and log end offset per partition."""
+
+
 class FetchRequest(ApiMessage):
     """Fetch (1) request with ``ReplicaState`` (replica id + broker epoch) allowed as a tagged field in v12+."""
 

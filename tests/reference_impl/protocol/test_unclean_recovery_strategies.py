@@ -106,3 +106,15 @@ def test_proactive_recovery_leader_pure():
     # Answers from replicas that are no longer live do not count; no answer at all: nobody.
     assert proactive_recovery_leader([1, 2], {2: (9, 9)}, [1], True) is None
     assert proactive_recovery_leader([1, 2], {}, [1, 2], True) is None
+
+
+def test_queries_group_every_due_partition_by_the_broker_to_ask():
+    """``unclean_recovery_queries``: the questions of every partition due for K7, one list per broker."""
+    ctl = all_restarted(with_partition(k966("balanced"), state([1, 2, 3], [], NO_LEADER, 4, 6, lkelr=[2, 3])))
+    assert ctl.unclean_recovery_queries() == {2: [("t", 0)], 3: [("t", 0)]}
+    ctl.apply(ctl.unclean_recovery(("t", 0), {2: (3, 12), 3: (3, 4)}))
+    assert ctl.unclean_recovery_queries() == {}  # it has a leader now
+    assert elr_all_fenced("balanced").unclean_recovery_queries() == {}
+    assert elr_all_fenced("manual").unclean_recovery_queries() == {}
+    proactive = elr_all_fenced("proactive")
+    assert proactive.unclean_recovery_queries() == {1: [("t", 0)]}  # every live replica
