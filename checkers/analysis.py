@@ -182,6 +182,7 @@ def check_run(spec: CheckedSpec | Mapping | None, history_path, trace_path=None,
                 linear.start()  # the engine reads the file and searches while this process works
             ops, malformed = load_history(history_path, fmt)
             traces: list[dict] = read_trace(trace_path, malformed) if trace_given else []
+            spec = spec.observed(traces)  # K7 recoveries the trace shows: the profile reads them
             _, problems = pair_ops(ops)
             findings = shared_findings(spec, ops, queue_options, side)
             checkers = default_checkers(spec, trace_given, profile, options, findings, linear,

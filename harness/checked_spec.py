@@ -15,7 +15,7 @@ predates the controller quorum (the quorum invariants do not apply to it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from harness.spec import _HINTS, OPTIONS, RunSpec, SpecError, _coerce
@@ -43,6 +43,9 @@ class CheckedSpec:
     isolation_level: str = "read_committed"  # read_uncommitted: aborted and open transactions are visible
     controllers: int | None = None           # None: a spec from before the quorum (quorum checks n/a)
     sut_facts: Mapping[str, Any] | None = None  # what the system under test declares (environment fact)
+    # Not a spec key: K7 unclean recoveries the trace shows (``checkers.analysis.check_run`` and the
+    # simulator fill it in with ``observed``); the profile reads it as possible data loss (K7, K8).
+    unclean_recoveries: int = 0
 
     @classmethod
     def of(cls, spec: CheckedSpec | RunSpec | Mapping[str, Any] | None) -> CheckedSpec:
@@ -58,7 +61,7 @@ class CheckedSpec:
             raise SpecError(f"a spec must be a mapping, got {type(spec).__name__}")
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name not in spec or spec[f.name] is None:
+            if f.name not in spec or spec[f.name] is None or f.name == "unclean_recoveries":
                 continue
             value = spec[f.name]
             if f.name == "sut_facts":
@@ -68,6 +71,12 @@ class CheckedSpec:
                 value = _coerce(f.name, _HINTS[f.name], value, OPTIONS[f.name])
             values[f.name] = str(value) if f.name == "acks" else value
         return cls(**values)
+
+    def observed(self, traces: Any) -> CheckedSpec:
+        """This spec with what the trace shows that the profile reads: the K7 recoveries the controller
+        traced (``unclean_recovery`` events; a quorum's voters trace it once, the active one)."""
+        count = sum(1 for ev in traces if ev.get("kind") == "unclean_recovery")
+        return self if count == self.unclean_recoveries else replace(self, unclean_recoveries=count)
 
     @property
     def acks_all(self) -> bool:

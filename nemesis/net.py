@@ -14,7 +14,8 @@ cut in place.
 Evidence: for a sample of dropped edges the host probes a TCP connect *as the sender* to the receiver's
 address, on a port nobody listens on: a reachable address answers at once with a reset ("refused"), a
 cut one stays silent until the timeout. ``effective`` is true when every sampled edge timed out while the
-rules held; ``stop-partition`` removes exactly the rules it added and probes again, expecting "refused".
+rules held; ``stop-partition`` removes exactly the rules it added and probes again, expecting "refused"
+(except an edge whose reverse stays cut: the reset could not come back, so it is named, ``unprobed``).
 The final heal also asks the host to remove any rule still carrying this run's tag.
 """
 
@@ -146,14 +147,22 @@ class NetNemesis:
                 removed += 1
             else:
                 errors.append(error)
-        sample = random.Random(len(healing)).sample(healing, min(self.probe_sample, len(healing)))
-        probes = self._probes(run, sample)
         self.edges = [e for e in self.edges if e not in healing]
+        # A probe is a round trip: the receiver's reset travels the reverse edge. While that edge stays cut
+        # (a partial heal of a two-way cut) the probe times out whether or not this edge was healed, so it
+        # proves nothing: such edges are named, not probed.
+        still_cut = set(self.edges)
+        provable = [e for e in healing if (e[1], e[0]) not in still_cut]
+        sample = random.Random(len(healing)).sample(provable, min(self.probe_sample, len(provable)))
+        probes = self._probes(run, sample)
         evidence = {
             "removed": removed,
             "probes_after": probes,
             "effective": not errors and all(p in ("refused", "connected") for p in probes.values()),
         }
+        unprovable = [f"{s}->{d}" for s, d in healing if (d, s) in still_cut]
+        if unprovable:
+            evidence["unprobed"] = {"edges": unprovable, "why": "the reverse edge is still cut"}
         if errors:
             evidence["errors"] = errors
         return evidence

@@ -405,6 +405,8 @@ class SimBroker:
                 return
             r = replica.read_committed(0, 1 << 30)
             self.world.reply(msg, (r.error.code, [(b.base_offset, b.payload) for b in r.batches]))
+        elif msg.kind == "log_info":
+            self.world.reply(msg, self._log_info(msg.body))
         elif msg.kind == "list_offsets":
             key, timestamp, epoch = msg.body
             replica = self.replicas.get(key)
@@ -416,6 +418,13 @@ class SimBroker:
             self.world.reply(msg, answer)
         else:
             raise ValueError(f"broker {self.id}: unknown request {msg.kind!r}")
+
+    def _log_info(self, keys: list[Key]) -> tuple[int, dict[Key, tuple[int, int]]]:
+        """GetReplicaLogInfo (K7): this incarnation's broker epoch and, for each asked partition it holds a log
+        of (hosted, or found on disk at start and not claimed yet), ``(last epoch, log end offset)``."""
+        ends = {key: (log.last_epoch, log.log_end_offset) for key in keys
+                if (log := self.disk.logs.get(key)) is not None}
+        return self.lifecycle.broker_epoch, ends
 
     def _produce(self, msg: Message) -> None:
         """L1, L2, L5: append as leader; an acks=all write is answered when its verdict arrives."""

@@ -10,7 +10,9 @@ node is polled when ``next_wakeup_ms`` says. After every such step committed rec
 Broker and admin requests need the active controller: any other voter answers NOT_CONTROLLER with the
 leader it knows. The active one serves them one change at a time (C1): a request whose change is in flight
 waits in ``_queue`` until the change committed (answered) or was lost (NOT_CONTROLLER). The timer round
-runs ``periodic`` every ``TIMER_INTERVAL_MS``, one change at a time too.
+runs ``periodic`` every ``TIMER_INTERVAL_MS``, one change at a time too. Every ``RECOVERY_INTERVAL_MS`` the
+active controller asks the brokers for their log ends (kind ``log_info``, GetReplicaLogInfo) about the
+partitions K7 must recover, and commits the core's choice for each, as the process does.
 
 What survives a crash is the ``ControllerDisk``: the quorum log and the election state, both written
 durably before the node acts on them (a lossy crash drops only what was never flushed: nothing, unless the
@@ -30,16 +32,18 @@ from reference_impl.protocol.broker_session import METADATA_MAX_WAIT_MS
 from reference_impl.protocol.controller import Controller, ControllerConfig
 from reference_impl.protocol.controller_loop import TIMER_INTERVAL_MS, PeriodicChange
 from reference_impl.protocol.errors import Errors, KafkaError, error
-from reference_impl.protocol.quorum_controller import PENDING, QuorumController, Ticket
+from reference_impl.protocol.quorum_controller import COMMITTED, PENDING, QuorumController, Ticket
 from reference_impl.protocol.raft import InMemoryElectionStore, InMemoryRaftLog, RaftConfig
 from reference_impl.protocol.raft.messages import FetchRequest, Outbound
 from reference_impl.protocol.replica_messages import AlterPartitionResponse
+from reference_impl.protocol.trace_events import unclean_recovery_event
 
 if TYPE_CHECKING:
     from simulator.host import Host
     from simulator.network import Message
 
 METADATA_FETCH_MAX_RECORDS = 5000
+RECOVERY_INTERVAL_MS = 1000  # K7's round, as ``server.unclean_recovery.ROUND_INTERVAL_S``
 CHANGE_KINDS = ("register", "heartbeat", "alter_partition", "admin")
 
 
@@ -53,6 +57,14 @@ class ControllerDisk:
     def lose_unflushed(self) -> None:
         """Power loss: the log keeps its flushed prefix (the election state is written durably, Q1)."""
         self.log.lose_unflushed()
+
+
+@dataclass
+class RecoveryRound:
+    """One K7 round: the brokers still to answer, and the answers so far per partition."""
+
+    pending: set[int]
+    answers: dict[tuple[str, int], dict[int, tuple[int, int]]]
 
 
 def raft_config(o: Any) -> RaftConfig:
@@ -90,8 +102,12 @@ class SimController:
         self._round: Iterator[PeriodicChange] | None = None  # the timer round under way
         self._version = -1
         self._applied = -1
+        self._asking: RecoveryRound | None = None  # K7: the GetReplicaLogInfo round under way
+        self._recoveries: deque[tuple[tuple[str, int], dict[int, tuple[int, int]]]] = deque()
+        self._recovering: list[tuple[Ticket, tuple[str, int], dict[int, tuple[int, int]]]] = []
         self._after()
         world.timer(self, TIMER_INTERVAL_MS, self._tick)
+        world.timer(self, RECOVERY_INTERVAL_MS, self._recovery_tick)
 
     @property
     def core(self) -> Controller:
@@ -116,6 +132,8 @@ class SimController:
             self._send_raft(out)
         qc.apply_committed(world.now)
         world.emit(self.name, qc.drain_events())
+        if self._recovering:
+            self._trace_recoveries()
         if qc.applied != self._applied:
             self._applied = qc.applied
             world.check_controller(self.core)
@@ -133,6 +151,8 @@ class SimController:
                     self.world.at(world.now, self._guarded, self._run_periodic)
         if self._waiting is None and self._queue:
             self.world.at(world.now, self._guarded, self._serve_queue)
+        elif self._waiting is None and self._recoveries:
+            self.world.at(world.now, self._guarded, self._serve_recoveries)
         if raft.version != self._version:
             self._version = raft.version
             held, self._parked_fetches = self._parked_fetches, []
@@ -328,6 +348,74 @@ class SimController:
                 self._waiting = (ticket, None)
         self._after()
         return None
+
+    # ------------------------------------------------------------------ K7 unclean recovery
+    def _recovery_tick(self) -> None:
+        """As the process does every second: on the active controller, ask the brokers the core names
+        (``unclean_recovery_queries``) for their log ends, unless a round is still out."""
+        if self.active and self._asking is None and not self._recoveries:
+            queries = self.core.unclean_recovery_queries()
+            if queries:
+                self._ask_log_ends(queries)
+        self.world.timer(self, RECOVERY_INTERVAL_MS, self._recovery_tick)
+
+    def _ask_log_ends(self, queries: dict[int, list[tuple[str, int]]]) -> None:
+        asking = self._asking = RecoveryRound(set(queries), {tp: {} for tps in queries.values() for tp in tps})
+        for broker, tps in sorted(queries.items()):
+            reg = self.core.brokers.get(broker)
+            epoch = None if reg is None else reg.epoch
+
+            def answered(reply: Any, broker: int = broker, tps: list = tps, epoch: int | None = epoch) -> None:
+                reply_epoch, ends = reply
+                if reply_epoch == epoch:  # else an incarnation the controller no longer knows answered
+                    for tp in tps:
+                        if tp in ends:
+                            asking.answers[tp][broker] = ends[tp]
+                self._settle(asking, broker)
+
+            self.world.call(self, broker, "log_info", list(tps), answered,
+                            lambda broker=broker: self._settle(asking, broker))
+
+    def _settle(self, asking: RecoveryRound, broker: int) -> None:
+        asking.pending.discard(broker)
+        if asking.pending or self._asking is not asking:
+            return
+        self._asking = None
+        if self.active:
+            self._recoveries.extend(sorted(asking.answers.items()))
+            self._serve_recoveries()
+
+    def _serve_recoveries(self) -> bool | None:
+        """Commit the core's K7 decisions one at a time (C1), behind requests and changes in flight."""
+        if self._waiting is not None or self._queue:
+            return False
+        while self._recoveries and self._waiting is None:
+            if not self.active:
+                self._recoveries.clear()
+                break
+            tp, replies = self._recoveries.popleft()
+            ticket = self.qc.submit(lambda core, tp=tp, r=replies: core.unclean_recovery(tp, r, window_closed=True),
+                                    self.world.now)
+            if isinstance(ticket, Ticket):
+                self._recovering.append((ticket, tp, replies))
+                if self.qc.outcome(ticket)[0] == PENDING:
+                    self._waiting = (ticket, None)
+        self._after()
+        return None
+
+    def _trace_recoveries(self) -> None:
+        """Trace each K7 recovery once its change committed (as the process does after ``change``)."""
+        still = []
+        for ticket, tp, replies in self._recovering:
+            state, answer = self.qc.outcome(ticket)
+            if state == PENDING:
+                still.append((ticket, tp, replies))
+            elif state == COMMITTED and isinstance(answer, KafkaError) and answer.ok:
+                partition = self.core.partition(*tp)
+                self.world.emit(self.name, [unclean_recovery_event(
+                    tp[0], tp[1], None if partition is None else partition.leader,
+                    self.core.config.unclean_recovery_strategy, replies)])
+        self._recovering = still
 
     # ------------------------------------------------------------------ metadata pulls (Q15)
     def _serve_metadata(self, msg: Message, expired: bool) -> None:

@@ -11,8 +11,8 @@ healed, every node running again) the world waits, up to ``SimOptions.converge_m
 - every broker has applied the active controller's whole metadata log;
 - every partition has a leader and has finished its reassignment, with the replicas of the last accepted
   one (unless cancelled later), unless it is legitimately leaderless:
-  KIP-966 with an empty ISR and an empty ELR (K10: without unclean election nobody may lead it, and its
-  reassignment can neither finish nor be reverted);
+  KIP-966 with an empty ISR, ELR and last-known ELR (K10: nobody may lead it, and its reassignment can
+  neither finish nor be reverted; with a last-known ELR, K7's balanced recovery must give it a leader);
 - exactly its assigned brokers host it (a replica removed by a reassignment has deleted its log, T1);
 - every broker's image names the controller's leader and leader epoch for it, the leader's replica leads in
   that epoch, its ISR holds every assigned replica, every replica's log ends where the leader's does and
@@ -41,10 +41,11 @@ POLL_MS = 50
 
 
 def legitimately_leaderless(variant: str, state: Any) -> bool:
-    """True when no replica may lead the partition without unclean election: KIP-966 with an empty ISR and
-    an empty ELR (K10). Under v3.5 the last ISR member stays in the ISR, so a leader is always eligible
-    once every broker is back."""
-    return variant == "kip966" and not state.isr and not state.elr
+    """True when no replica may lead the partition: KIP-966 with an empty ISR, an empty ELR and an empty
+    last-known ELR. With a last-known ELR, K7's balanced recovery (the controller's default strategy) elects
+    its most complete member once every member answered, which every member does once all are back; under
+    v3.5 the last ISR member stays in the ISR, so a leader is always eligible once every broker is back."""
+    return variant == "kip966" and not state.isr and not state.elr and not state.last_known_elr
 
 
 def unmet(world: Host) -> list[str]:

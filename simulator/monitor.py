@@ -11,7 +11,7 @@ finding too. Nothing here restates a rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checkers.invariants import LOSS_INVARIANTS, NEEDS, TraceSweep
@@ -43,7 +43,10 @@ class Monitor:
 
     def feed(self, event: dict[str, Any]) -> bool:
         """One trace event, in order; False for a later voter's copy of a controller record (checked against
-        the first copy, I20, and otherwise ignored)."""
+        the first copy, I20, and otherwise ignored). A K7 recovery is counted for the guarantee profile."""
+        if event.get("kind") == "unclean_recovery":
+            spec = self.sweep.spec
+            self.sweep.spec = replace(spec, unclean_recoveries=spec.unclean_recoveries + 1)
         return self.sweep.feed(event)
 
     def new_violation(self, step: int, time_ms: int, ops: list[dict[str, Any]] = ()) -> Finding | None:

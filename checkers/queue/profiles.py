@@ -22,6 +22,9 @@ each does to the profile:
 ``nemesis``                 list of fault families requested; the history's nemesis ops say which ran.
 ``test_name``/``scenario``  ``last-replica-standing`` (or ``lrs``) marks a reproduction: LRS is ``expected``.
 ``idempotence``             bool. Only with an idempotent producer is ``duplicate`` forbidden (L6).
+``unclean_recoveries``      int, from the trace, not the spec (``CheckedSpec.observed``): K7 recoveries the
+                            controller committed. With ``kip966`` and at least ``min_isr`` lossy faults the
+                            loss family is ``allowed`` (K7 is always possible data loss, K8).
 ==========================  =================================================================================
 
 Which faults ran comes from the history: nemesis completions of type ``ok`` (``value.effective`` true when
@@ -38,9 +41,11 @@ allowed for every system.
 Decision (first match wins) for the **loss family** of the reference implementation (anomalies a lost or rewritten log suffix produces):
 ``acks`` below all -> allowed; unclean election enabled or run -> allowed (declared-unsafe); lossy faults
 ran and flushing is not per write: ``v3.5`` -> known-issue (Last Replica Standing, I6/I1/I7, section 5.1)
-or expected for an LRS reproduction; ``kip966`` -> forbidden (K9), unless within one window at least
-``min_isr`` replicas of one partition had lost unflushed writes (beyond K6/K8's tolerance) -> allowed;
-otherwise forbidden.
+or expected for an LRS reproduction; ``kip966`` -> allowed when the trace shows a K7 recovery and at least
+``min_isr`` lossy faults ran (a lossy node that could not catch up before the next loss, because the
+partition had no leader, is missing writes beyond any time window), else forbidden (K9) unless within
+one window at least ``min_isr`` replicas of one partition had lost unflushed writes (beyond K6/K8's
+tolerance) -> allowed; otherwise forbidden.
 
 Loss windows (``loss_windows``): a lossy fault exposes each node it hit (its completion's ``nodes``) from
 its invocation until the node has had time to fetch back what it lost: ``power-loss`` and ``crash-lossy``
@@ -270,6 +275,11 @@ def derive_profile(spec: CheckedSpec | Mapping | None, ops: list[dict], has_fina
             loss = "expected" if lrs_repro else "known-issue"
             why = (f"v3.5 with {lossy} lossy fault(s): Last Replica Standing can lose acknowledged writes "
                    "(section 5.1/5.2; I1, I6, I7, I13)")
+        elif spec.unclean_recoveries and lossy >= min_isr:
+            loss, why = "allowed", (
+                f"{spec.unclean_recoveries} K7 unclean recover(y/ies) in the trace after {lossy} lossy faults >= "
+                f"min_isr {min_isr}: a recovery elects the most complete last-known-ELR member, which may still "
+                "miss acknowledged writes when every member lost some (K7: always possible data loss; K8)")
         else:
             loss, why = _kip966_loss(spec, ops, lossy, min_isr)
     else:

@@ -85,18 +85,20 @@ def balanced_recovery_leader(
     last_known_elr: Sequence[int], replies: dict[int, tuple[int, int]], acceptable: Iterable[int],
 ) -> int | None:
     """K7 ``balanced`` unclean recovery: once *every* LKELR member answered GetReplicaLogInfo with its
-    ``(last epoch, end offset)``, the live one with the highest pair leads (ties: the earlier in LKELR).
+    ``(last epoch, end offset)``, a member with the highest pair leads, the earliest in LKELR among those
+    that are live.
 
-    Returns None while an answer is missing or no answering member is live. Lossless when at most
-    MinISR - 1 LKELR members lost data (K8), yet always reported as possible data loss.
+    Returns None while an answer is missing, or while no member with the highest pair is live: a member
+    that answered but is still fenced (registered again, not caught up with the metadata yet) will be
+    live shortly, and electing a less complete member instead would lose what only it holds. Lossless
+    when at most MinISR - 1 LKELR members lost data (K8), yet always reported as possible data loss.
     """
     if not last_known_elr or any(r not in replies for r in last_known_elr):
         return None
+    best = max(replies[r] for r in last_known_elr)
     live = set(acceptable)
-    candidates = [r for r in last_known_elr if r in live]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda r: (replies[r], -list(last_known_elr).index(r)))
+    candidates = [r for r in last_known_elr if replies[r] == best and r in live]
+    return candidates[0] if candidates else None
 
 
 def proactive_recovery_leader(

@@ -618,11 +618,12 @@ class PartitionReplica:
         cut = truncation_offset(self.log.epoch_start_offsets(), before, response.diverging_epoch)
         after = self.log.truncate_to(cut)
         self.producer_state.rebuild(self.log.batches())
-        # Kafka lowers the HWM with the log (the TLA+ leaves it; it is never served from a follower anyway)
-        if self._hwm > after:
-            self._hwm = after
         self._emit("truncate", from_leo=before, to_offset=after, diverging_epoch=response.diverging_epoch.epoch,
                    diverging_end_offset=response.diverging_epoch.end_offset, leader_epoch=self.leader_epoch)
+        # Kafka lowers the HWM with the log (the TLA+ leaves it; it is never served from a follower anyway).
+        # Only after an unclean election (C12, K7) can a follower cut below its HWM; the trace says so.
+        if self._hwm > after:
+            self._set_hwm(after)
         self.emit_log_summary("truncate")
 
     # ------------------------------------------------------------------ consumers (L18, I15)

@@ -16,6 +16,7 @@ read the same trace from a real cluster and from a simulated one.
   ``broker_metadata`` when the image changes a broker's registration; ``log_deleted``; ``log_summary``
   (``reason: "recovery"``) for every log found at start; ``metadata_offset`` (the last applied metadata
   offset) on a clean stop.
+- Controller, not a record: ``unclean_recovery`` after a committed K7 recovery (the answers it chose from).
 """
 
 from __future__ import annotations
@@ -114,3 +115,12 @@ def log_deleted_event(topic: str, partition: int, replica: int, reason: str | No
     if reason is not None:
         event["reason"] = reason
     return event
+
+
+def unclean_recovery_event(topic: str, partition: int, leader: int | None, strategy: str,
+                           answers: dict[int, tuple[int, int]]) -> dict[str, Any]:
+    """A committed K7 recovery: who leads now, under which strategy, chosen from which log ends (broker ->
+    ``(last written leader epoch, log end offset)``). Not a record: the evidence of an unclean election."""
+    return {"kind": "unclean_recovery", "topic": topic, "partition": partition, "leader": leader,
+            "strategy": strategy, "answers": {str(b): list(end) for b, end in sorted(answers.items())},
+            "source": CONTROLLER}

@@ -30,6 +30,7 @@ from typing import Any
 
 from reference_impl.protocol.controller import Controller as ControllerCore
 from reference_impl.protocol.controller import ControllerResult
+from reference_impl.protocol.trace_events import unclean_recovery_event
 from reference_impl.server.apis.common import topic_uuid
 from reference_impl.server.trace import Tracer, log
 from reference_impl.server.wire import messages as m
@@ -78,10 +79,8 @@ class UncleanRecoveryDriver:
             leader = None if state is None else state.leader
             log(self.node, f"unclean recovery of {tp[0]}-{tp[1]} ({core.config.unclean_recovery_strategy}): "
                            f"broker {leader} leads, chosen from log ends {replies} (possible data loss, K7)")
-            self.tracer.emit("unclean_recovery", topic=tp[0], partition=tp[1], leader=leader,
-                             strategy=core.config.unclean_recovery_strategy,
-                             answers={str(b): list(end) for b, end in sorted(replies.items())},
-                             source="controller")
+            self.tracer.write(unclean_recovery_event(tp[0], tp[1], leader, core.config.unclean_recovery_strategy,
+                                                     replies))
             recovered.append(tp)
         return recovered
 

@@ -216,3 +216,43 @@ def test_no_nemesis_names_a_backend():
                     ("harness.hosts.local", "harness.hosts.docker")):
                 offenders.append(f"{path.name}:{node.lineno}: imports {node.module}")
     assert offenders == []
+
+
+class RoundTripHost(AbilityHost):
+    """Probes as TCP does them: the SYN crosses src -> dst and the reset dst -> src, so a cut either way
+    makes the probe time out."""
+
+    def probe(self, src: str, dst: str) -> str:
+        return "timeout" if {(src, dst), (dst, src)} & self.blocked else "refused"
+
+
+def test_a_partial_heal_does_not_probe_an_edge_whose_reverse_stays_cut(tmp_path):
+    """Healing b3->b2 of a two-way cut between b2 and b3: a probe of b3->b2 would time out on the reset
+    coming back over the still-cut b2->b3, so the edge is named as unprobed instead of failing the heal;
+    healing the rest is then proven by its probes."""
+    from nemesis.net import NetNemesis
+
+    run = _run(tmp_path, RoundTripHost)
+    net = NetNemesis()
+    cut = net.invoke(run, {"f": "start-partition", "value": {"edges": [["b3", "b2"], ["b2", "b3"], ["b1", "b3"]]}})
+    assert cut["value"]["effective"] is True
+    partial = net.invoke(run, {"f": "stop-partition", "value": {"edges": [["b3", "b2"]]}})["value"]
+    assert partial["effective"] is True and partial["probes_after"] == {}
+    assert partial["unprobed"]["edges"] == ["b3->b2"] and run.host.blocked == {("b2", "b3"), ("b1", "b3")}
+    rest = net.invoke(run, {"f": "stop-partition", "value": {"edges": [["b2", "b3"], ["b1", "b3"]]}})["value"]
+    assert rest["effective"] is True and "unprobed" not in rest and run.host.blocked == set()
+    assert set(rest["probes_after"].values()) == {"refused"}
+
+
+def test_a_heal_whose_rule_stayed_is_not_effective(tmp_path):
+    """The other side of the same evidence: an edge whose rule the host failed to remove still times out."""
+    from nemesis.net import NetNemesis
+
+    class StickyHost(RoundTripHost):
+        def unblock(self, src: str, dst: str) -> str | None:
+            return None  # claims success, removes nothing
+
+    run = _run(tmp_path, StickyHost)
+    net = NetNemesis()
+    net.invoke(run, {"f": "start-partition", "value": {"edges": [["b1", "b3"]]}})
+    assert net.invoke(run, {"f": "stop-partition", "value": {}})["value"]["effective"] is False

@@ -14,7 +14,13 @@ import time
 
 import pytest
 
-from .test_integration import PROPS, check_acked_readable, consume_kafka_python, create_topic, produce_kafka_python
+from .test_integration import (
+    PROPS,
+    check_acked_readable,
+    consume_kafka_python,
+    create_topic,
+    produce_kafka_python,
+)
 
 pytestmark = pytest.mark.jepsen
 
