@@ -9,7 +9,9 @@ a key given with the wrong type is a ``SpecError`` naming it, never a silent def
 
 A missing key is not always the run option's default: a spec without ``min_isr`` says nothing about
 MinISR (the guarantee profile then assumes no MinISR protection), and a spec without ``controllers``
-predates the controller quorum (the quorum invariants do not apply to it).
+predates the controller quorum (the quorum invariants do not apply to it). One field is not a spec key
+at all (``OBSERVED_KEYS``): how many K7 unclean recoveries the run's trace shows, which the guarantee
+profile reads as possible data loss; ``observed`` fills it in once the trace is read.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from harness.spec import _HINTS, OPTIONS, RunSpec, SpecError, _coerce
+
+# Fields that are no option of the run but what its trace showed: never read from a stored spec, filled in
+# from the trace by ``CheckedSpec.observed``.
+OBSERVED_KEYS = ("unclean_recoveries",)
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,8 @@ class CheckedSpec:
     isolation_level: str = "read_committed"  # read_uncommitted: aborted and open transactions are visible
     controllers: int | None = None           # None: a spec from before the quorum (quorum checks n/a)
     sut_facts: Mapping[str, Any] | None = None  # what the system under test declares (environment fact)
-    # Not a spec key: K7 unclean recoveries the trace shows (``checkers.analysis.check_run`` and the
-    # simulator fill it in with ``observed``); the profile reads it as possible data loss (K7, K8).
+    # An observation, not a spec key (``OBSERVED_KEYS``): K7 unclean recoveries the trace shows
+    # (``check_run`` fills it in with ``observed``, the simulator as it goes); the profile reads it.
     unclean_recoveries: int = 0
 
     @classmethod
@@ -61,7 +67,7 @@ class CheckedSpec:
             raise SpecError(f"a spec must be a mapping, got {type(spec).__name__}")
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name not in spec or spec[f.name] is None or f.name == "unclean_recoveries":
+            if f.name not in spec or spec[f.name] is None or f.name in OBSERVED_KEYS:
                 continue
             value = spec[f.name]
             if f.name == "sut_facts":

@@ -18,6 +18,7 @@ engine for those. Without a trace, the group checker's ``coordinator_loads`` cou
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -38,13 +39,29 @@ def _refuse_edn(path: str) -> None:
             raise HistoryFormatError(problem)
 
 
+def _recoveries(trace_path: str) -> list[dict]:
+    """The trace's ``unclean_recovery`` events (a scan for the kind: the rest of the trace is not read)."""
+    found = []
+    with open(trace_path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if '"unclean_recovery"' in line:
+                try:
+                    found.append(json.loads(line))
+                except ValueError:
+                    continue  # a torn last line: malformed lines are the Python engine's to report
+    return found
+
+
 def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None, master: str | None = None,
-                    spark: Any = None, nemesis_out: list | None = None, source: str = "auto") -> dict[str, Any]:
+                    spark: Any = None, nemesis_out: list | None = None, source: str = "auto",
+                    trace_path: str | None = None) -> dict[str, Any]:
     """The queue checker's verdict computed by Spark (see the module docstring).
 
     ``nemesis_out``, when given, receives the history's nemesis ops (small: the fault schedule), so a
     caller can compute fault coverage without reading the history again. ``source``: which input to read
-    (``spark_analysis.check.locate``: the columnar history when there is one, by default).
+    (``spark_analysis.check.locate``: the columnar history when there is one, by default). ``trace_path``:
+    the run's trace, when there is one; the guarantee profile reads the K7 recoveries it shows, as the
+    Python engine's does (``CheckedSpec.observed``).
     """
     from checkers.base import merge_valid
     from checkers.groups.checker import group_result, statuses_of
@@ -52,6 +69,8 @@ def check_run_spark(spec: dict | None, history_path: str, *, profile: Any = None
     from checkers.queue.profiles import apply_override, derive_profile
 
     spec = CheckedSpec.of(spec)
+    if trace_path is not None and os.path.isfile(trace_path):
+        spec = spec.observed(_recoveries(trace_path))
     _refuse_edn(str(history_path))
     where = locate(history_path, source)
     spark = spark or get_session(master, input_bytes=where.input_bytes)

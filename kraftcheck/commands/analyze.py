@@ -87,7 +87,8 @@ def check_store_spark(run_dir: Path, spec: dict, notes: list[str], master: str |
     nemesis_ops: list[dict] = []
     ours = current_master() is None  # stop the session only if this command started it
     try:
-        results = check_run_spark(spec, str(history_path), master=master, nemesis_out=nemesis_ops)
+        results = check_run_spark(spec, str(history_path), master=master, nemesis_out=nemesis_ops,
+                                  trace_path=str(history_path.parent / store.TRACE))
     except SparkAnalysisError as exc:
         print(f"kraftcheck analyze: spark: {exc}", file=sys.stderr)
         return None

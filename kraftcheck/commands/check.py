@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             from spark_analysis.engine import check_run_spark
             try:
                 results = check_run_spark(spec, args.history, profile=args.profile, master=args.master,
-                                          nemesis_out=faults)
+                                          nemesis_out=faults, trace_path=args.trace)
             except SparkAnalysisError as exc:  # no Java, bad master URL, ...: a harness error, said plainly
                 print(f"kraftcheck check: {exc}", file=sys.stderr)
                 return EXIT_HARNESS_ERROR

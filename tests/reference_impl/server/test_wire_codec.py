@@ -237,7 +237,9 @@ def test_inter_node_schemas_roundtrip_all_versions(spec):
         resp = spec.response_class(version=version)
         frame = codec.encode_response(resp, version, 5)
         back = spec.response_class.decode(frame, version=version, header=True, framed=True)
-        assert back.header.correlation_id == 5 and back.error_code == 0
+        assert back.header.correlation_id == 5
+        if "error_code" in spec.response_class.fields:  # GetReplicaLogInfo has errors per partition only
+            assert back.error_code == 0
 
 
 def test_alter_partition_v3_carries_broker_epochs():
