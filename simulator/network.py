@@ -5,7 +5,9 @@ that link overtake each other (Kafka uses several connections per broker pair, a
 messages as an unordered set, docs/protocol-rules.md 1.7). TCP never duplicates a message; what a duplicate
 stands for is a request the sender sent again after losing the answer to the first copy, so the server
 handles both copies but only the answer to the copy it handles last reaches the sender (a registration
-answered twice hands out two broker epochs, and the broker must learn the one the controller kept). A cut is checked when a message would arrive: whatever is
+answered twice hands out two broker epochs, and the broker must learn the one the controller kept); a
+request its sender saw refused (nobody listening at the first copy's arrival) reached no server, so its
+other copies are never delivered (``World._deliver``). A cut is checked when a message would arrive: whatever is
 in flight when a cut starts is lost with it, as packets are under iptables DROP. Clients' links are never
 faulty (the faults are the cluster's). All randomness comes from the ``rng`` given, so a schedule replays.
 """

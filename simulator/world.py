@@ -80,6 +80,7 @@ class World:
         self._queue: list[tuple[int, int, Callable[..., Any], tuple]] = []
         self._seq = 0
         self._rpcs: dict[int, tuple[Any, Callable, Callable, Callable, str]] = {}
+        self._refused: set[int] = set()  # rpcs answered by a refusal: their other copies are never delivered
         self._stamp_ms = -1
         self._stamp_n = 0
         self._touched_brokers: list[SimBroker] = []
@@ -233,9 +234,15 @@ class World:
                 return False
             guard_count.note_delivery(entry[4])
             return entry[1](msg.body)
+        if msg.rpc in self._refused:
+            return False  # a copy of a request its sender saw refused: TCP delivered no copy of it
         node = self.nodes.get(msg.dst)
         if node is None or node.dead:
             entry = self._rpcs.pop(msg.rpc, None)
+            if entry is not None:
+                # A refusal (nothing listening) means the request reached no server: a duplicate copy
+                # still in flight stands for a resend after a lost answer, which this sender never made.
+                self._refused.add(msg.rpc)
             if entry is None or entry[0].dead:
                 return False
             guard_count.note_delivery(entry[4])

@@ -56,6 +56,22 @@ def test_a_duplicated_registration_does_not_strand_the_broker():
     assert all(world.nodes[b].lifecycle.broker_epoch == registrations[b].epoch for b in world.broker_ids)
 
 
+def test_a_duplicate_of_a_refused_registration_is_never_delivered():
+    # Finding 6: the first copy of a duplicated registration reached the controller while it restarted, so
+    # the broker saw a refusal and registered anew; the late second copy then registered it once more and
+    # the broker kept an epoch the controller had replaced. A refused request reached no server, so no copy
+    # of it may arrive later (simulator.world._deliver).
+    from pathlib import Path
+
+    from simulator.schedule import Schedule
+
+    path = Path(__file__).parents[2] / "docs/simulator-findings/broker-fenced-after-duplicated-registration.json"
+    world = World(Schedule.from_json(path.read_text())).run()
+    assert world.finding is None, world.finding
+    registrations = world.active_controller().core.brokers
+    assert all(world.nodes[b].lifecycle.broker_epoch == registrations[b].epoch for b in world.broker_ids)
+
+
 @pytest.mark.parametrize("variant", ["kip966", "v3.5"])
 def test_the_final_phase_writes_once_per_led_partition(variant):
     result = run_schedule(generate(5, SimOptions(variant=variant, partitions=2)), keep_trace=True)
