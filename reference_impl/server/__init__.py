@@ -12,7 +12,8 @@ gives it sockets, files, clocks and signals, and nothing else. Two kinds of proc
   then answered; other voters answer NOT_CONTROLLER. It serves the inter-node APIs
   (BrokerRegistration 62, BrokerHeartbeat 63, AlterPartition 56, MetadataLogFetch 10000) and the admin APIs
   (``controller_core`` adapts the core to the wire layer's ``AdminServices``); timers fence expired sessions
-  (C6), advance KIP-435 steps and run opt-in unclean elections. Dynamic configuration (``reassignment.mode``,
+  (C6), advance KIP-435 steps and run opt-in unclean elections, and ``unclean_recovery`` asks brokers for
+  their log ends (GetReplicaLogInfo 93) to run K7 on partitions with an empty ISR and ELR. Dynamic configuration (``reassignment.mode``,
   KIP-435 parallelism, election and min-ISR keys) arrives by AlterConfigs / IncrementalAlterConfigs
   (``config_alter`` decides which keys on which resources) or SIGHUP, and is committed as ConfigRecords that
   brokers apply too, so DescribeConfigs on any node reports the dynamic value and its source.
@@ -20,8 +21,9 @@ gives it sockets, files, clocks and signals, and nothing else. Two kinds of proc
   ``protocol.broker``, the metadata image from ``protocol.metadata_image`` fed by a long-polling pull of the
   controller's log (``controller_link``), one ``PartitionReplica`` per hosted partition over a file-backed
   ``storage.SegmentLog`` (``replica_manager``), follower fetchers per leader (``fetcher``), the ISR loop
-  (AlterPartition), produce/fetch/list-offsets through the wire layer's ``BrokerServices``, controlled
-  shutdown on SIGTERM and the clean-shutdown marker (K4).
+  (AlterPartition), produce/fetch/list-offsets through the wire layer's ``BrokerServices``, the group and
+  transaction coordinators (``group_shell``, ``txn_coordinator``), the answer to GetReplicaLogInfo
+  (``apis.replica_log_info``), controlled shutdown on SIGTERM and the clean-shutdown marker (K4).
 
 Time: protocol timers use ``time.monotonic`` (the clock nemesis skews only the wall clock); trace events
 (``trace``) carry raw ``monotonic_ns``. Configuration: ``config`` (the node-process contract; an invalid
@@ -29,7 +31,7 @@ file exits with code 2 naming the key; ``entry`` parses the ``--config FILE`` co
 processes share). Deliberate rule breaks for checker self-tests: ``bugs`` (``inject.bug``).
 ``local_cluster`` starts a loopback cluster for tests and benchmarks.
 
-What it does not do: snapshots of the metadata log, dynamic quorum membership (KIP-853), transactions,
-compaction or retention, TLS/SASL. A background task that fails with an
+What it does not do: snapshots of the metadata log, dynamic quorum membership (KIP-853), compaction or
+retention, TLS/SASL. A background task that fails with an
 exception halts the process (exit 3): a node that silently stopped following the protocol would be worse.
 """
