@@ -107,6 +107,10 @@ class UncleanRecoveryDriver:
         except (ConnectionError, OSError, TimeoutError) as exc:
             log(self.node, f"GetReplicaLogInfo to broker {broker} failed: {exc!r} (asked again next round)")
             return {}
+        except Exception as exc:  # an answer that does not decode is the broker's fault: no answer, no crash
+            log(self.node, f"GetReplicaLogInfo from broker {broker}: unreadable answer {exc!r}")
+            await client.close()
+            return {}
         if response.broker_epoch != reg.epoch:
             log(self.node, f"GetReplicaLogInfo from broker {broker}: epoch {response.broker_epoch}, registered "
                            f"{reg.epoch}: answer dropped")
