@@ -9,7 +9,8 @@ Vote requests (``quorum_vote``), give the rest:
 
 - **I17 election safety**: at most one voter becomes leader in a quorum epoch;
 - **I18 epoch monotonicity**: a voter's epoch never decreases, restarts included (the election state is
-  durable, Q1);
+  durable, Q1), and entering pre-vote leaves it as it is (Q4: a prospective asks in its current epoch, so
+  a voter cut off alone cannot inflate it);
 - **I19 HWM monotonicity and durability**: a voter's HWM never decreases while it runs, it never
   truncates below it, and after a restart its log still reaches the highest HWM it reported (what it
   acknowledged was flushed first, Q9);
@@ -60,6 +61,7 @@ QUORUM_NEEDS: dict[str, str] = {
     "I22": "quorum_vote{voter (the candidate), epoch, from_voter, granted, pre_vote}, "
            "quorum_state{voter, epoch, state, reason, voted_for}",
 }
+PROSPECTIVE = "prospective"  # the Raft role of a voter in pre-vote (KIP-996)
 # What says who traced a record and when, not what the record is (the harness adds node_name and _line).
 _NOT_CONTENT = ("time", "node", "node_name", "voter", "quorum_epoch")
 
@@ -173,7 +175,7 @@ def one_leader_per_epoch(state: Any, step: Step, res: Any, memory: Any) -> None:
 
 
 def epochs_never_go_back(state: Any, step: Step, res: Any, memory: Any) -> None:
-    """I18: a voter's quorum epoch never decreases, restarts included."""
+    """I18: a voter's quorum epoch never decreases, restarts included, and pre-vote does not change it (Q4)."""
     ev = step.ev
     voter, epoch = ev.get("voter"), ev.get("epoch")
     if voter is None or not isinstance(epoch, int):
@@ -181,6 +183,10 @@ def epochs_never_go_back(state: Any, step: Step, res: Any, memory: Any) -> None:
     last = state.quorum.epochs.get(voter)
     if last is not None and epoch < last[0]:
         res.bad("I18", f"voter {voter}'s quorum epoch went from {last[0]} back to {epoch}", [last[1], ev])
+    elif last is not None and ev.get("state") == PROSPECTIVE and epoch != last[0]:
+        # Q4: pre-vote asks in the current epoch; only a candidate bumps it (Q3)
+        res.bad("I18", f"voter {voter} entered pre-vote in epoch {epoch}, not its epoch {last[0]} (Q4)",
+                [last[1], ev])
     else:
         res.ok("I18")
 

@@ -121,3 +121,20 @@ def test_a_vote_goes_only_to_a_candidate_of_its_epoch():
 def test_i22_is_not_applicable_without_a_quorum_and_reads_the_quorums_events_only():
     out = check_invariants({"variant": "kip966"}, [], timed([{"kind": "hwm", "replica": 1, "partition": 0}]))
     assert out["invariants"]["I22"]["valid"] is True and out["invariants"]["I22"]["applicable"] is False
+
+
+def i18(events):
+    return check_invariants(SPEC, [], timed(events))["invariants"]["I18"]
+
+
+def test_pre_vote_in_the_current_epoch_keeps_i18():
+    verdict = i18(election(epoch=3))
+    assert verdict["valid"] is True
+
+
+def test_a_prospective_that_bumped_its_epoch_breaks_i18_q4():
+    # a voter cut off alone that raises its epoch while only asking would disrupt a healthy quorum (Q4)
+    events = [state(2, 3, "follower", "follower", leader=1), state(2, 4, "prospective", "prospective")]
+    verdict = i18(events)
+    assert verdict["valid"] is False
+    assert "entered pre-vote in epoch 4, not its epoch 3 (Q4)" in verdict["violations"][0]["detail"]
