@@ -106,7 +106,8 @@ class Controller:
         log(self.node, f"quorum of {voters}: epoch {self.qc.epoch}, {self.mlog.end_offset} metadata records in "
                        f"the log, {self.qc.applied} applied")
         self._lock = asyncio.Lock()
-        self.recovery = UncleanRecoveryDriver(lambda: self.qc.controller, self.change, self.tracer, self.node)
+        self.recovery = UncleanRecoveryDriver(lambda: self.qc.controller, self.change_result, self.tracer,
+                                              self.node)
         self.stop_event = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         from reference_impl.server.client_apis import build_server
@@ -125,9 +126,13 @@ class Controller:
         """Compute (records, response) under the lock on the committed state, have the quorum commit the
         records, return the response; ``NotController`` unless this voter is the active controller until
         the commit (Q14)."""
+        return await self.change_result(lambda: ControllerResult(*compute()))
+
+    async def change_result(self, compute: Callable[[], ControllerResult]) -> Any:
+        """``change`` for a computation that returns the core's ``ControllerResult`` itself."""
         # A task of its own, so a requester that goes away (its connection closed, its wait cancelled) does
         # not release the lock while the change is still in flight: C1 holds until it is settled.
-        task = asyncio.ensure_future(self._locked_commit(lambda: ControllerResult(*compute())))
+        task = asyncio.ensure_future(self._locked_commit(compute))
         return await asyncio.shield(task)
 
     async def _locked_commit(self, compute: Callable[[], ControllerResult]) -> Any:
@@ -274,8 +279,8 @@ class Controller:
                 key, str(getattr(self.config, key.replace(".", "_"))))
             if value != current:
                 try:
-                    err = await self.change(lambda key=key, value=value: _as_change(
-                        self.core.core.set_config("broker", "", key, value)))
+                    err = await self.change_result(lambda key=key, value=value: self.core.core.set_config(
+                        "broker", "", key, value))
                 except NotController:
                     log(self.node, f"SIGHUP: {key} not changed here: not the active controller")
                     continue
@@ -345,11 +350,6 @@ class Controller:
                     await self._commit(lambda change=change: change.result)
             if change.kind == "session-timeout":
                 log(self.node, f"broker {change.result.response}: session timed out, fenced")
-
-
-def _as_change(result: Any) -> tuple[list[Any], Any]:
-    """A core ``ControllerResult`` as the ``(records, response)`` pair ``Controller.change`` expects."""
-    return result.records, result.response
 
 
 class AdminServicesImpl:

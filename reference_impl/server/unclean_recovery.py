@@ -71,8 +71,8 @@ class UncleanRecoveryDriver:
                     by_partition[tp][broker] = answer[tp]
         recovered = []
         for tp, replies in sorted(by_partition.items()):
-            err = await self._change(lambda tp=tp, replies=replies: _as_change(
-                self._core().unclean_recovery(tp, replies, window_closed=True)))
+            err = await self._change(lambda tp=tp, replies=replies: self._core().unclean_recovery(
+                tp, replies, window_closed=True))
             if not err.ok:
                 continue
             state = self._core().partition(*tp)
@@ -138,7 +138,3 @@ class UncleanRecoveryDriver:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.close()
-
-
-def _as_change(result: ControllerResult) -> tuple[list[Any], Any]:
-    return result.records, result.response
