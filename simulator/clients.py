@@ -49,6 +49,10 @@ class Clients:
         self.final_done: set[int] = set()  # partitions whose final reads are over (read, or gave up)
         self.final_read: set[int] = set()  # partitions a final read did read
         self.reassigned: dict[int, list[int]] = {}  # partition -> target of its last accepted reassignment
+        # partition -> admin requests in flight, and whether two were at once since it was last zero: then
+        # the controller's order of them is unknown here, and so is the target they leave
+        self._admin_in_flight: dict[int, int] = {}
+        self._admin_overlapped: set[int] = set()
         self._controllers = ControllerDiscovery(world.controller_ids)
 
     def handle(self, msg: Any) -> None:
@@ -218,7 +222,16 @@ class Clients:
             if attempt < ADMIN_ATTEMPTS:
                 self.world.at(self.world.now + NOT_CONTROLLER_RETRY_MS, self.admin, body, attempt + 1)
 
+        def settled() -> bool:
+            """One request less in flight; whether the order of this one among others is unknown."""
+            self._admin_in_flight[key] -= 1
+            overlapped = key in self._admin_overlapped
+            if not self._admin_in_flight[key]:
+                self._admin_overlapped.discard(key)
+            return overlapped
+
         def answered(answer: Any) -> None:
+            overlapped = settled()
             if isinstance(answer, KafkaError) and answer.code == Errors.NOT_CONTROLLER:
                 hint = int(answer.message) if answer.message and answer.message.isdigit() else None
                 self._controllers.not_controller(target, hint)
@@ -227,15 +240,22 @@ class Clients:
             outcome = answer.get((self.world.topic, key)) if isinstance(answer, dict) else None
             if outcome is None or not outcome.ok:
                 return
-            if body["do"] == "reassign":
+            if overlapped:
+                # answers may come back in another order than the controller committed the requests in
+                self.reassigned.pop(key, None)
+            elif body["do"] == "reassign":
                 self.reassigned[key] = list(body["replicas"])
             elif body["do"] == "cancel":
                 self.reassigned.pop(key, None)  # back to the replicas before it (not known here)
 
         def lost() -> None:
             # no answer: with a quorum, ask the next voter (a lone controller's request is just lost)
+            settled()
             self._controllers.failed(target)
             if len(self.world.controller_ids) > 1:
                 again()
 
+        if self._admin_in_flight.get(key, 0):
+            self._admin_overlapped.add(key)
+        self._admin_in_flight[key] = self._admin_in_flight.get(key, 0) + 1
         self.world.call(self, target, "admin", body, answered, lost)

@@ -181,12 +181,21 @@ def minisr_quorum(state: TraceState, step: Step, res: Results, memory: Any) -> N
     """I8 (KIP-966): an empty ISR and ELR leave a last-known ELR of at least MinISR replicas. At least,
     not exactly: when one change drops several replicas below MinISR all of them enter the ELR (K2 as the
     TLA+ and Kafka's PartitionChangeBuilder do it), so the LKELR can outgrow MinISR; recovery stays
-    lossless while fewer than MinISR of them lost data."""
+    lossless while fewer than MinISR of them lost data. The quorum is built while the ISR shrinks from
+    MinISR members: an unclean election (C12, or K7's recovery: the state turns RECOVERING) leaves a
+    leader alone in the ISR with the LKELR cleared, and until the ISR reaches MinISR again nothing can
+    rebuild it (``memory``: the partitions in that stretch)."""
     ev = step.ev
     if "isr" not in ev or state.variant == "v3.5" or state.min_isr is None:
         return
     isr, elr = list(ev.get("isr") or []), list(ev.get("elr") or [])
     lkelr = list(ev.get("last_known_elr") or [])
+    if len(isr) >= state.min_isr:
+        memory.discard(step.pk)
+    elif ev.get("leader_recovery_state") == "RECOVERING":
+        memory.add(step.pk)
+    if step.pk in memory:
+        return
     if not isr and not elr and len(lkelr) < state.min_isr:
         res.bad("I8", f"ISR and ELR empty but |LKELR {lkelr}| < MinISR {state.min_isr}", [ev])
     else:
@@ -326,7 +335,7 @@ RULES: dict[str, Rule] = {
     "I4": Rule(frozenset({"log_summary"}), logs_match),
     "I5": Rule(frozenset({CONTROLLER_STATE, "metadata_applied", END}), metadata_matches, before=True,
                memory=_new_judged),
-    "I8": Rule(frozenset({CONTROLLER_STATE}), minisr_quorum, before=True),
+    "I8": Rule(frozenset({CONTROLLER_STATE}), minisr_quorum, before=True, memory=set),
     "I9": Rule(frozenset({CONTROLLER_STATE}), controller_sane, before=True),
     "I10": Rule(frozenset({"role"}), leader_is_itself, before=True),
     "I11": Rule(frozenset({CONTROLLER_REGISTERED, CONTROLLER_STATE, "metadata_applied"}), epochs_advance,
