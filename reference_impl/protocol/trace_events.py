@@ -17,6 +17,19 @@ read the same trace from a real cluster and from a simulated one.
   (``reason: "recovery"``) for every log found at start; ``metadata_offset`` (the last applied metadata
   offset) on a clean stop.
 - Controller, not a record: ``unclean_recovery`` after a committed K7 recovery (the answers it chose from).
+- Group coordinator (I23, I24): ``group_generation`` once a generation's record is committed (its members
+  are told it only then), ``group_assignment`` for each SyncGroup answer that hands a member its share,
+  ``group_commit`` for each OffsetCommit / TxnOffsetCommit whose records were committed and answered NONE,
+  with the request's generation and member and the group's generation and state it was validated against.
+- Transaction coordinator (I25): ``txn_transition`` for each state record of a transactional id, once the
+  write is acknowledged (acks=all: committed in ``__transaction_state``).
+- Partition leader (I25, I26): ``txn_marker`` for each COMMIT / ABORT marker it appended, and
+  ``producer_batch`` for each batch of an idempotent or transactional producer it appended (duplicates,
+  which append nothing, are not traced).
+
+The coordinators' events name the ``__consumer_offsets`` / ``__transaction_state`` partition they come from
+as ``offsets_partition`` / ``state_partition``, never ``partition``: the replica events of those partitions
+are the log invariants' business, and a ``partition`` attribute would make them look like one.
 """
 
 from __future__ import annotations
@@ -124,3 +137,72 @@ def unclean_recovery_event(topic: str, partition: int, leader: int | None, strat
     return {"kind": "unclean_recovery", "topic": topic, "partition": partition, "leader": leader,
             "strategy": strategy, "answers": {str(b): list(end) for b, end in sorted(answers.items())},
             "source": CONTROLLER}
+
+
+# ---------------------------------------------------------------- coordinators and producer appends (I23-I26)
+
+def group_generation_event(group: str, generation: int, protocol_type: str | None, protocol: str | None,
+                           leader: str | None, members: list[str], offsets_partition: int,
+                           log_offset: int) -> dict[str, Any]:
+    """A group generation began: its record (at ``log_offset`` of the offsets partition, -1 when not known)
+    is committed and its members are answered. An empty generation (every member gone) has no members."""
+    return {"kind": "group_generation", "group": group, "generation": generation,
+            "protocol_type": protocol_type, "protocol": protocol, "leader": leader, "members": list(members),
+            "offsets_partition": offsets_partition, "log_offset": log_offset}
+
+
+def group_assignment_event(group: str, generation: int, member: str, offsets_partition: int, size: int,
+                           assigned: list[tuple[str, int]] | None, undecodable: str | None = None) -> dict[str, Any]:
+    """A SyncGroup answer handed ``member`` its assignment of ``generation``: the ``assigned``
+    topic-partitions, or, when its ``size`` bytes could not be read, ``undecodable`` with the reason."""
+    event: dict[str, Any] = {"kind": "group_assignment", "group": group, "generation": generation,
+                             "member": member, "offsets_partition": offsets_partition, "bytes": size}
+    if undecodable is None:
+        event["assigned"] = [[t, p] for t, p in sorted(assigned or ())]
+    else:
+        event["undecodable"] = undecodable
+    return event
+
+
+def group_commit_event(group: str, generation: int, member: str, group_generation: int, group_state: str,
+                       offsets: list[tuple[str, int, int]], offsets_partition: int, log_offset: int,
+                       txn: tuple[str, int, int] | None = None) -> dict[str, Any]:
+    """The coordinator accepted an offset commit: its records (at ``log_offset``) are committed and it was
+    answered NONE. ``generation`` / ``member`` are what the request carried, ``group_generation`` /
+    ``group_state`` what the group was when the coordinator validated it; ``txn`` (transactional id, producer
+    id, producer epoch) marks a TxnOffsetCommit, whose offsets take effect with the COMMIT marker."""
+    event: dict[str, Any] = {"kind": "group_commit", "group": group, "generation": generation, "member": member,
+                             "group_generation": group_generation, "group_state": group_state,
+                             "offsets": [[t, p, o] for t, p, o in offsets], "offsets_partition": offsets_partition,
+                             "log_offset": log_offset, "txn": txn is not None}
+    if txn is not None:
+        event.update(transactional_id=txn[0], producer_id=txn[1], producer_epoch=txn[2])
+    return event
+
+
+def txn_transition_event(transactional_id: str, producer_id: int, producer_epoch: int, before: str | None,
+                         after: str, partitions: list[tuple[str, int]], state_partition: int,
+                         coordinator_epoch: int) -> dict[str, Any]:
+    """A transactional id's state record is committed: ``before`` -> ``after`` (Kafka's state names; None
+    for a new id). ``partitions`` is the transaction's set: for CompleteCommit / CompleteAbort, whose
+    record holds none, the set the markers went to (the state it completes)."""
+    return {"kind": "txn_transition", "transactional_id": transactional_id, "producer_id": producer_id,
+            "producer_epoch": producer_epoch, "from": before, "to": after,
+            "partitions": [[t, p] for t, p in partitions], "state_partition": state_partition,
+            "coordinator_epoch": coordinator_epoch}
+
+
+def txn_marker_event(topic: str, partition: int, replica: int, leader_epoch: int, producer_id: int,
+                     producer_epoch: int, commit: bool, offset: int) -> dict[str, Any]:
+    """A partition leader appended a transaction marker at ``offset``."""
+    return {"kind": "txn_marker", "topic": topic, "partition": partition, "replica": replica,
+            "leader_epoch": leader_epoch, "producer_id": producer_id, "producer_epoch": producer_epoch,
+            "marker": "COMMIT" if commit else "ABORT", "offset": offset}
+
+
+def producer_batch_event(topic: str, partition: int, replica: int, leader_epoch: int, producer_id: int,
+                         producer_epoch: int, base_offset: int, transactional: bool) -> dict[str, Any]:
+    """A partition leader appended a batch of an idempotent or transactional producer at ``base_offset``."""
+    return {"kind": "producer_batch", "topic": topic, "partition": partition, "replica": replica,
+            "leader_epoch": leader_epoch, "producer_id": producer_id, "producer_epoch": producer_epoch,
+            "base_offset": base_offset, "transactional": transactional}

@@ -13,6 +13,10 @@ What the shell does for the core:
 - **transactions**: a TxnOffsetCommit's records go as a transactional batch of its producer; a marker
   the transaction coordinator writes to an offsets partition this broker leads is passed on
   (``on_txn_marker``), and a load reads transactional batches and markers as such;
+- **trace**: what the core decided (a generation begun, an assignment handed, an offset commit accepted:
+  ``GroupCoordinator.drain_events``) is written with this broker's id before the outputs of the same call
+  are executed, so the trace shows a generation, an assignment or an accepted commit before any client is
+  told of it; an append's log offset goes back to the core with its outcome, for those events;
 - **time**: ``tick`` every ``TICK_MS`` (sessions, pending member ids, rebalance deadlines);
 - **the topic**: ``ensure_offsets_topic`` asks the controller to create ``__consumer_offsets`` (through the
   broker's forwarding link, as Kafka brokers auto-create it on the first FindCoordinator).
@@ -100,6 +104,9 @@ class GroupShell:
         return result
 
     def _pump(self) -> None:
+        events = self.core.drain_events()
+        if events:
+            self.broker.tracer.drain(events, broker=self.broker.config.node_id)
         for out in self.core.drain():
             if isinstance(out, m.Reply):
                 fut = self._futures.get(out.token)
@@ -123,6 +130,7 @@ class GroupShell:
             key, value = encode(record)
             builder.append(i, timestamp=stamp, key=key, value=value, headers=[])
         batch = bytes(builder.build())
+        log_offset = -1
         if not accepts_produce(self.broker.lifecycle):
             error = Errors.NOT_LEADER_OR_FOLLOWER
         else:
@@ -131,10 +139,10 @@ class GroupShell:
                                                            APPEND_TIMEOUT_MS, True, from_coordinator=True,
                                                            transactional_id=transactional_id,
                                                            verifier=self.broker.txn.verify)
-                error = result.error
+                error, log_offset = result.error, result.base_offset
             except asyncio.CancelledError:
                 raise
-        self.core.append_done(append.append_id, error, now_ms())
+        self.core.append_done(append.append_id, error, now_ms(), log_offset)
         self._pump()
 
     # ------------------------------------------------------------------------- leadership

@@ -10,6 +10,10 @@ completed acks=all produces (L5), write the drained trace events, and, if there 
 changed), wake the fetches that are long-polling (new data or a new HWM). Everything runs on one asyncio loop, so a replica is never
 entered concurrently.
 
+Besides the core's events, the shell traces each batch of a producer (idempotent or transactional) and each
+transaction marker it appends as leader (``producer_batch``, ``txn_marker``: one event per batch, none for
+a duplicate, which appends nothing), for the checkers' fencing and marker rules (I25, I26).
+
 Deliberate bugs (``bugs.py``) acting here: ``ack-before-replication`` answers acks=all at once,
 ``fetch-beyond-hwm`` serves consumers up to the LEO, ``ignore-min-isr`` hands the core MinISR = 1,
 ``aborted-read-committed`` drops the aborted-transaction list of read_committed answers,
@@ -49,7 +53,12 @@ from reference_impl.protocol.replica_messages import (
     StartFetching,
     StopFetching,
 )
-from reference_impl.protocol.trace_events import log_deleted_event, log_recovery_events
+from reference_impl.protocol.trace_events import (
+    log_deleted_event,
+    log_recovery_events,
+    producer_batch_event,
+    txn_marker_event,
+)
 from reference_impl.protocol.txn import produce_error_for_verification
 from reference_impl.server import services as sv
 from reference_impl.server.bugs import historical_bug, is_active
@@ -278,6 +287,7 @@ class ReplicaManager:
             if isinstance(appended, sv.ProduceResult):
                 return appended  # refused before the core saw it (verification)
             result = appended
+            self._trace_producer_append(part, h, raw, result)
             key = ((topic, partition), result.ack_id)
             if result.pending and wait:
                 # registered before _after() drains completed acks, so no verdict can slip past it
@@ -301,6 +311,22 @@ class ReplicaManager:
             return sv.ProduceResult(ack.error.code, first_base, -1, part.log.log_start_offset,
                                     ack.error.message)
         return sv.ProduceResult(Errors.NONE, first_base, -1, part.log.log_start_offset)
+
+    def _trace_producer_append(self, part: Partition, h: Any, raw: bytes, result: AppendResult) -> None:
+        """Trace a producer's batch or a marker the core appended as leader (a refused batch and a
+        duplicate have no offset of their own: nothing was appended)."""
+        if h.producer_id < 0 or result.duplicate or result.base_offset < 0:
+            return
+        attributes, control_type = batch_txn_fields(raw)
+        replica = part.replica
+        if h.is_control:
+            event = txn_marker_event(part.topic, part.partition, self.broker_id, replica.leader_epoch, h.producer_id,
+                                     h.producer_epoch, control_type == CONTROL_COMMIT, result.base_offset)
+        else:
+            event = producer_batch_event(part.topic, part.partition, self.broker_id, replica.leader_epoch,
+                                         h.producer_id, h.producer_epoch, result.base_offset,
+                                         bool(attributes & TRANSACTIONAL_BIT))
+        self.tracer.write(event)
 
     async def _append(self, part: Partition, topic: str, partition: int, raw: bytes, h: Any, acks: int,
                       transactional_id: str | None, verifier: Verifier | None) -> AppendResult | sv.ProduceResult:

@@ -19,6 +19,10 @@ the transactional ids that hash to it. Its state is the partition's log and noth
   until every partition has its marker or this broker stops being the coordinator; then the Complete*
   record is written.
 - **Timeouts**: a tick aborts every Ongoing transaction older than its timeout (epoch bumped).
+- **Trace**: every state record whose write is acknowledged is traced as a ``txn_transition`` (from the
+  state this coordinator held to the record's), before it is replayed and before any marker of it is
+  sent: acks=all means committed in the state partition, which is the decision whichever coordinator
+  finishes it, so it is traced also when this coordinator was deposed meanwhile (I25).
 - **Verification** (KIP-890 part 1): a partition leader about to open a transaction asks the id's
   coordinator whether the partition is in it: ``verify`` answers locally or sends AddPartitionsToTxn v4
   with VerifyOnly to the coordinator's broker, which answers with ``verify_local``.
@@ -49,11 +53,13 @@ from reference_impl.protocol.groups import OFFSETS_TOPIC
 from reference_impl.protocol.groups import partition_for as offsets_partition_for
 from reference_impl.protocol.replica import LEADER
 from reference_impl.protocol.replica_messages import ACKS_ALL
+from reference_impl.protocol.trace_events import txn_transition_event
 from reference_impl.protocol.txn import (
     TRANSACTION_STATE_TOPIC,
     TransactionCoordinator,
     TxnDecision,
     TxnMetadata,
+    TxnState,
     partition_for,
 )
 from reference_impl.server.bugs import is_active
@@ -201,6 +207,8 @@ class TxnCoordinatorShell:
         result = await self.manager.produce(TRANSACTION_STATE_TOPIC, coord.partition,
                                             encode_state_records(decision.records), ACKS_ALL, WRITE_TIMEOUT_MS,
                                             True)
+        if result.error == Errors.NONE:
+            self._trace_transitions(coord, decision.records)
         if result.error != Errors.NONE or not self._current(coord):
             log(self.node, f"state write for {tid} failed ({result.error.name}); reloading the coordinator")
             coord.abandon(tid)
@@ -215,6 +223,20 @@ class TxnCoordinatorShell:
         for record in decision.records:
             coord.replay(record)
         return Errors.NONE
+
+    def _trace_transitions(self, coord: TransactionCoordinator, records: tuple[TxnMetadata, ...]) -> None:
+        """Trace committed state records as transitions from what ``coord`` held. A Complete* record holds no
+        partitions: its event names the set of the Prepare* it completes, where the markers went."""
+        previous = coord.txns.get(records[0].transactional_id)
+        for record in records:
+            partitions = record.partitions
+            if record.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) and previous is not None:
+                partitions = previous.partitions
+            event = txn_transition_event(record.transactional_id, record.producer_id, record.producer_epoch,
+                                         None if previous is None else previous.state.value, record.state.value,
+                                         list(partitions), coord.partition, coord.coordinator_epoch)
+            self.manager.tracer.write({**event, "broker": self.node_id})
+            previous = record
 
     # ------------------------------------------------------------------ requests
     # A client that gives up on a request closes its connection, and the server then cancels the handler.

@@ -33,6 +33,13 @@ coordinator writes to the offsets partition (``complete_txn``, or the marker met
 dropped by an ABORT marker. A plain OffsetCommit and a transaction's offsets for the same partition: the
 one applied last wins (Kafka compares the records' log offsets; here a transaction applies at its marker).
 
+What it decided is also reported for the trace (``drain_events``, built by ``protocol.trace_events``; the
+shell writes them before it executes the outputs of the same call, so a member is never told anything the
+trace does not show yet): a generation once its record is committed (``group_generation``), each
+assignment a SyncGroup answer hands a member (``group_assignment``, decoded with ``consumer_protocol``)
+and each offset commit accepted, with what the request carried and the group it was validated against
+(``group_commit``). The checkers judge G-commit and G-assign from them (I23, I24).
+
 Two switches break one rule each on purpose (``reference_impl/server/bugs.py``):
 ``accept_stale_generation_commits`` and ``hand_leader_assignment_to_all``.
 """
@@ -43,8 +50,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reference_impl.protocol import trace_events
 from reference_impl.protocol.errors import Errors
 from reference_impl.protocol.groups import messages as m
+from reference_impl.protocol.groups.consumer_protocol import Undecodable, decode_assignment
 from reference_impl.protocol.groups.group import Group, Member
 from reference_impl.protocol.groups.partitioning import DEFAULT_OFFSETS_PARTITIONS, partition_for
 from reference_impl.protocol.groups.records import (
@@ -95,12 +104,26 @@ def append_error(code: Errors) -> Errors:
 
 @dataclass
 class _PendingAppend:
-    """What to do when an append completes: ``kind`` is join / empty / sync / commit."""
+    """What to do when an append completes: ``kind`` is join / empty / sync / commit; ``records`` what it
+    writes (a generation's record names its members as they were when it began)."""
 
     kind: str
     group: Group
     generation: int
     context: Any
+    records: tuple = ()
+
+
+@dataclass(frozen=True)
+class _CommitFacts:
+    """An offset commit as validated (for its trace event): the generation and member the request carried,
+    the group's generation and state then, and the transaction of a TxnOffsetCommit."""
+
+    generation: int
+    member_id: str
+    group_generation: int
+    group_state: str
+    txn: tuple[str, int, int] | None = None
 
 
 class GroupCoordinator:
@@ -112,6 +135,7 @@ class GroupCoordinator:
         self.loaded: dict[int, int] = {}  # offsets partition -> leader epoch it was loaded in
         self.groups: dict[str, Group] = {}
         self._out: list[m.Output] = []
+        self._events: list[dict[str, Any]] = []
         self._appends: dict[int, _PendingAppend] = {}
         self._next_append = 0
 
@@ -120,6 +144,11 @@ class GroupCoordinator:
     def drain(self) -> list[m.Output]:
         """Replies and appends produced since the last call, in order."""
         out, self._out = self._out, []
+        return out
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """Trace events of what was decided since the last call (module docstring), in order."""
+        out, self._events = self._events, []
         return out
 
     def partition_of(self, group_id: str) -> int:
@@ -137,7 +166,7 @@ class GroupCoordinator:
     def _append(self, kind: str, group: Group, records: list[GroupRecord], context: Any = None,
                 txn: tuple[str, int, int] | None = None) -> None:
         self._next_append += 1
-        self._appends[self._next_append] = _PendingAppend(kind, group, group.generation, context)
+        self._appends[self._next_append] = _PendingAppend(kind, group, group.generation, context, tuple(records))
         self._out.append(m.Append(self._next_append, group.partition, tuple(records), txn))
 
     # --------------------------------------------------------------------------------- leadership
@@ -313,6 +342,18 @@ class GroupCoordinator:
             mem.deadline_ms = now_ms + mem.session_timeout_ms
         self._append("join", group, [self._metadata_record(group, with_assignment=False)], waiting)
 
+    def _trace_assignment(self, group: Group, member: Member) -> None:
+        """Report the assignment a SyncGroup answer is about to hand ``member`` (I24)."""
+        data = member.assignment or b""
+        decoded = decode_assignment(data, group.protocol_type)
+        if isinstance(decoded, Undecodable):
+            event = trace_events.group_assignment_event(group.group_id, group.generation, member.member_id,
+                                                        group.partition, len(data), None, decoded.reason)
+        else:
+            event = trace_events.group_assignment_event(group.group_id, group.generation, member.member_id,
+                                                        group.partition, len(data), list(decoded.partitions))
+        self._events.append(event)
+
     def _join_result(self, group: Group, member: Member) -> m.JoinResult:
         members: tuple[tuple[str, str | None, bytes], ...] = ()
         if member.member_id == group.leader:
@@ -320,6 +361,13 @@ class GroupCoordinator:
                             for x in group.members.values())
         return m.JoinResult(Errors.NONE, group.generation, group.protocol_type, group.protocol,
                             group.leader or "", member.member_id, members)
+
+    def _trace_generation(self, group: Group, record: GroupMetadataRecord, log_offset: int) -> None:
+        """Report a generation whose record just committed (before its members are answered), with the
+        members, leader and protocol the record names."""
+        self._events.append(trace_events.group_generation_event(
+            group.group_id, record.generation, record.protocol_type, record.protocol, record.leader,
+            [r.member_id for r in record.members], group.partition, log_offset))
 
     @staticmethod
     def _metadata_record(group: Group, with_assignment: bool) -> GroupMetadataRecord:
@@ -354,6 +402,7 @@ class GroupCoordinator:
             return fail(Errors.REBALANCE_IN_PROGRESS)
         member.deadline_ms = now_ms + member.session_timeout_ms
         if group.is_in(GroupState.STABLE):
+            self._trace_assignment(group, member)
             return self._reply(token, m.SyncResult(Errors.NONE, member.assignment, group.protocol_type,
                                                    group.protocol))
         if member.sync_token is not None and member.sync_token != token:
@@ -468,11 +517,12 @@ class GroupCoordinator:
                 member.deadline_ms = now_ms + member.session_timeout_ms
             elif not group.is_in(GroupState.EMPTY):
                 return fail(Errors.UNKNOWN_MEMBER_ID)  # only members commit into a group with members
-        self._write_offsets(token, group, req.offsets, now_ms)
+        facts = _CommitFacts(req.generation, req.member_id, group.generation, group.state.value)
+        self._write_offsets(token, group, req.offsets, now_ms, facts)
 
     def _write_offsets(self, token: int, group: Group, offsets: dict[tuple[str, int], tuple[int, int, str]],
-                       now_ms: int, txn: tuple[str, int, int] | None = None) -> None:
-        """Write the offset records of a validated commit (a transaction's when ``txn`` names its
+                       now_ms: int, facts: _CommitFacts) -> None:
+        """Write the offset records of a validated commit (a transaction's when ``facts.txn`` names its
         producer); an offset whose metadata is too large is refused alone."""
         errors: dict[tuple[str, int], Errors] = {}
         records: list[GroupRecord] = []
@@ -483,8 +533,9 @@ class GroupCoordinator:
             records.append(OffsetCommitRecord(group.group_id, tp[0], tp[1], offset, epoch, metadata or "", now_ms))
         if not records:
             return self._reply(token, m.OffsetCommitResult(errors))
+        txn = facts.txn
         producer_id = None if txn is None else txn[1]
-        self._append("commit", group, records, (token, errors, records, producer_id), txn=txn)
+        self._append("commit", group, records, (token, errors, records, producer_id, facts), txn=txn)
 
     # ---------------------------------------------------------------------------- TxnOffsetCommit
 
@@ -506,8 +557,9 @@ class GroupCoordinator:
             return fail(Errors.UNKNOWN_MEMBER_ID)
         if req.generation >= 0 and req.generation != group.generation:
             return fail(Errors.ILLEGAL_GENERATION)
-        self._write_offsets(token, group, req.offsets, now_ms,
-                            txn=(req.transactional_id, req.producer_id, req.producer_epoch))
+        facts = _CommitFacts(req.generation, req.member_id, group.generation, group.state.value,
+                             (req.transactional_id, req.producer_id, req.producer_epoch))
+        self._write_offsets(token, group, req.offsets, now_ms, facts)
 
     def complete_txn(self, partition: int, producer_id: int, commit: bool) -> None:
         """A marker of ``producer_id`` was written to offsets partition ``partition`` (this broker leads
@@ -518,17 +570,21 @@ class GroupCoordinator:
 
     # -------------------------------------------------------------------------------- append done
 
-    def append_done(self, append_id: int, error: Errors, now_ms: int) -> None:
-        """The shell's report on an ``Append``: committed (NONE) or failed (the produce error)."""
+    def append_done(self, append_id: int, error: Errors, now_ms: int, log_offset: int = -1) -> None:
+        """The shell's report on an ``Append``: committed (NONE) or failed (the produce error);
+        ``log_offset``: where its records are in the offsets partition (-1 when not known), for the trace."""
         pending = self._appends.pop(append_id)
         live = self._live(pending)
         group = pending.group
         if pending.kind == "commit":
-            token, errors, records, producer_id = pending.context
+            token, errors, records, producer_id, facts = pending.context
             if error == Errors.NONE and not live:
                 error = Errors.NOT_LEADER_OR_FOLLOWER  # committed, but the group moved: the client retries
             code = append_error(error) if error != Errors.NONE else Errors.NONE
             if code == Errors.NONE:
+                self._events.append(trace_events.group_commit_event(
+                    group.group_id, facts.generation, facts.member_id, facts.group_generation, facts.group_state,
+                    [(r.topic, r.partition, r.offset) for r in records], group.partition, log_offset, facts.txn))
                 # a transaction's offsets wait for its COMMIT marker (``complete_txn``)
                 target = group.offsets if producer_id is None else group.pending_txn_offsets.setdefault(producer_id, {})
                 for r in records:
@@ -552,6 +608,7 @@ class GroupCoordinator:
             for mem in group.members.values():
                 mem.deadline_ms = now_ms + mem.session_timeout_ms
                 if mem.sync_token is not None:
+                    self._trace_assignment(group, mem)
                     self._reply(mem.sync_token, m.SyncResult(Errors.NONE, mem.assignment, group.protocol_type,
                                                              group.protocol))
                     mem.sync_token = None
@@ -560,6 +617,7 @@ class GroupCoordinator:
         same_generation = live and group.generation == pending.generation
         if error == Errors.NONE and same_generation:
             group.generation_persisted = True
+            self._trace_generation(group, pending.records[0], log_offset)
         if pending.kind == "empty":
             return
         if error != Errors.NONE or not live:

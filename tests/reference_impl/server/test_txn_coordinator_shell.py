@@ -1,6 +1,6 @@
 """The transaction coordinator shell with a fake log and network: a request whose handler is cancelled (the
 client gave up and closed its connection) still finishes its durable write, so the id is not left
-"pending" for ever and its markers still go out."""
+"pending" for ever and its markers still go out; every acknowledged state write is traced as a transition."""
 
 from __future__ import annotations
 
@@ -26,10 +26,19 @@ class FakeLog:
         return [SimpleNamespace(payload=p, next_offset=i + 1) for i, p in enumerate(self.written)]
 
 
+class RecordingTracer:
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def write(self, event: dict) -> None:
+        self.events.append(event)
+
+
 class FakeManager:
     """One broker that leads every partition; state writes wait while ``hold`` is set."""
 
     def __init__(self) -> None:
+        self.tracer = RecordingTracer()
         self.logs: dict[int, FakeLog] = {}
         self.hold = asyncio.Event()
         self.hold.set()
@@ -123,6 +132,33 @@ def test_after_a_failed_write_the_coordinator_reloads_only_committed_records():
         assert coord.txns["t"].state == TxnState.ONGOING
         await asyncio.sleep(0.1)
         assert manager.markers == []
+        await s.close()
+
+    asyncio.run(scenario())
+
+
+def test_each_acknowledged_state_write_is_traced_as_a_transition_and_no_other():
+    async def scenario():
+        s, manager = shell()
+        code, pid, epoch = await s.init_producer_id("t", 60_000, -1, -1)
+        assert await s.add_partitions("t", pid, epoch, [("q", 0)]) == Errors.NONE
+        assert await s.end_txn("t", pid, epoch, True) == Errors.NONE
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if s.coordinator("t").txns["t"].state == TxnState.COMPLETE_COMMIT:
+                break
+        assert await s.add_partitions("t", pid, epoch, [("q", 0)]) == Errors.NONE
+        manager.uncommitted = True  # not acknowledged: not traced
+        assert await s.end_txn("t", pid, epoch, False) == Errors.NOT_COORDINATOR
+        steps = [(e["from"], e["to"], e["partitions"]) for e in manager.tracer.events]
+        assert steps == [(None, "Empty", []), ("Empty", "Ongoing", [["q", 0]]),
+                         ("Ongoing", "PrepareCommit", [["q", 0]]),
+                         ("PrepareCommit", "CompleteCommit", [["q", 0]]),  # the set its markers went to
+                         ("CompleteCommit", "Ongoing", [["q", 0]])]
+        first = manager.tracer.events[0]
+        assert first["kind"] == "txn_transition" and first["broker"] == NODE and first["transactional_id"] == "t"
+        assert (first["producer_id"], first["producer_epoch"]) == (pid, epoch)
+        assert first["state_partition"] == partition_for("t", 3) and first["coordinator_epoch"] == 0
         await s.close()
 
     asyncio.run(scenario())
