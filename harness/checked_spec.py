@@ -45,7 +45,9 @@ class CheckedSpec:
     final_read_timeout_s: float | None = None  # with unseen_deadline_ns: when an unseen write is overdue
     unseen_deadline_ns: int | None = None
     linearizability: bool = True             # whether the linearizability engine runs
-    txn: bool = False                        # transactions: G0/G1c by ww edges allowed (Jepsen's :ww-deps)
+    txn: bool = False                        # transactions: G0/G1c by ww edges allowed (Jepsen's :ww-deps);
+    #                                          I25/I26 apply
+    sub_via: str | None = None               # consumer groups: I23/I24 apply when it names subscribe
     isolation_level: str = "read_committed"  # read_uncommitted: aborted and open transactions are visible
     controllers: int | None = None           # None: a spec from before the quorum (quorum checks n/a)
     sut_facts: Mapping[str, Any] | None = None  # what the system under test declares (environment fact)

@@ -1,4 +1,4 @@
-"""Protocol invariants I1-I22 (docs/protocol-rules.md section 4) over ``trace.jsonl`` and the history.
+"""Protocol invariants I1-I26 (docs/protocol-rules.md section 4) over ``trace.jsonl`` and the history.
 
 Theory of operation. The trace is a time-ordered stream of state changes reported by the nodes
 (docs/history-schema.md): the controller's committed partition states (``metadata_applied`` with ``source:
@@ -33,9 +33,18 @@ With a controller quorum every voter traces every committed record; the sweep na
 ``quorum`` holds I17-I22 (election safety, epochs and HWMs that never go back, committed prefix agreement,
 only committed metadata applied, one vote per voter and epoch) and the quorum's part of the state.
 
+The coordinators report their decisions too, so the group and transaction rules are judged from the brokers'
+side as well as from the clients' history: ``consumer_groups`` holds I23 (an accepted offset commit carries
+the group's current generation and a member of it) and I24 (no topic-partition handed to two members of one
+generation), ``transactions`` I25 (a completed transaction has its outcome's marker on every partition of
+its set) and I26 (a partition leader never appends an older producer epoch after a newer one), each with its
+part of the state. A run whose spec uses no consumer groups (``sub_via``) or no transactions (``txn``) and
+whose trace gives these rules nothing to judge has them as not applicable.
+
 Profiles: under a configuration where committed-data loss is a known issue or allowed
 (``checkers/queue/profiles.py``: v3.5 with lossy faults = Last Replica Standing, unclean election, acks <
-all), violations of the loss invariants I1, I2, I4, I6, I7, I13, I15 are reported with that status and do
+all), violations of the loss invariants I1, I2, I4, I6, I7, I13, I15, and of the coordinator invariants
+I23-I25 (whose state is a log that may lose committed records too), are reported with that status and do
 not make the run invalid.
 """
 

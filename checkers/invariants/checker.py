@@ -1,4 +1,4 @@
-"""The invariant checks I1-I22 (see the package docstring): the sweep that feeds each trace event to the
+"""The invariant checks I1-I26 (see the package docstring): the sweep that feeds each trace event to the
 state and to the rules that read its kind, and the verdict over the sweep and the history."""
 
 from __future__ import annotations
@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from checkers.invariants.consumer_groups import GROUP_NEEDS, groups_applicable
 from checkers.invariants.events import CONTROLLER_COPY, END, Step, classify
 from checkers.invariants.history_checks import check_history
 from checkers.invariants.quorum import QUORUM_NEEDS, quorum_applicable
 from checkers.invariants.results import Results
 from checkers.invariants.rules import RULES
 from checkers.invariants.state import TraceState
+from checkers.invariants.transactions import TXN_NEEDS, txn_applicable
 from checkers.queue.checker import QueueFindings
 from checkers.queue.profiles import derive_profile
 from harness.checked_spec import CheckedSpec
@@ -36,10 +38,18 @@ NEEDS: dict[str, str] = {
     "I15": "history: sends and polls; hwm{role=leader} for reads above the True HWM",
     "I16": "log_summary{replica, ranges: [epoch, start, end, range digest, prefix digest]}",
     **QUORUM_NEEDS,  # I17-I22: the controller quorum (checkers.invariants.quorum)
+    **GROUP_NEEDS,  # I23-I24: the group coordinators (checkers.invariants.consumer_groups)
+    **TXN_NEEDS,  # I25-I26: transaction coordinators and partition leaders (checkers.invariants.transactions)
 }
 # Invariants no trace can show (reported as "not observable" and left out of the verdict): none left.
 NOT_COVERED: dict[str, str] = {}
-LOSS_INVARIANTS = ("I1", "I2", "I4", "I6", "I7", "I13", "I15")
+# I23-I25 judge coordinators whose state is a log: where committed data may be lost, a coordinator may
+# lose a generation or a decision and, correctly, hand out or decide again (docs/protocol-rules.md 4).
+LOSS_INVARIANTS = ("I1", "I2", "I4", "I6", "I7", "I13", "I15", "I23", "I24", "I25")
+# The invariants of a feature a run may not use, with the test of its spec: without the feature, and with
+# nothing the rule could judge, the invariant does not apply (rather than being unknown).
+FEATURES = {**dict.fromkeys(GROUP_NEEDS, (groups_applicable, "a run without consumer groups (sub_via)")),
+            **dict.fromkeys(TXN_NEEDS, (txn_applicable, "a run without transactions (txn)"))}
 
 
 def _by_kind(before: bool) -> dict[str, tuple[tuple[str, Any], ...]]:
@@ -137,6 +147,8 @@ def _verdict(res: Results, parts: dict, spec: CheckedSpec, ops: list[dict], n_ev
             entry.update(valid=True, applicable=False, reason="KIP-966 only")
         elif inv in QUORUM_NEEDS and not quorum_applicable(spec) and not res.counts.get(inv):
             entry.update(valid=True, applicable=False, reason="a run without a controller quorum in its spec")
+        elif inv in FEATURES and not res.evaluated.get(inv) and not FEATURES[inv][0](spec):
+            entry.update(valid=True, applicable=False, reason=FEATURES[inv][1])
         elif res.counts.get(inv):
             entry.update(valid=False, count=res.counts[inv], violations=res.violations[inv])
         elif res.evaluated.get(inv):

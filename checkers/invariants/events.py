@@ -28,6 +28,13 @@ BROKER_APPLIED = "broker.applied"                   # a broker's applied metadat
 QUORUM_STATE, QUORUM_HWM, QUORUM_TRUNCATE = "quorum_state", "quorum_hwm", "quorum_truncate"  # a voter's own
 QUORUM_VOTE = "quorum_vote"                         # an answer a candidate got to its Vote request (I22)
 _QUORUM_KINDS = frozenset({QUORUM_STATE, QUORUM_HWM, QUORUM_TRUNCATE, QUORUM_VOTE})
+# A coordinator's report about one of its groups or transactional ids (I23-I25): about no partition of its
+# own (they name the internal topic's partition as ``offsets_partition`` / ``state_partition``).
+GROUP_GENERATION, GROUP_ASSIGNMENT, GROUP_COMMIT = "group_generation", "group_assignment", "group_commit"
+TXN_TRANSITION = "txn_transition"
+_COORDINATOR_KINDS = frozenset({GROUP_GENERATION, GROUP_ASSIGNMENT, GROUP_COMMIT, TXN_TRANSITION})
+# A partition leader's report of a producer's batch or a marker it appended (I25, I26): replica events.
+TXN_MARKER, PRODUCER_BATCH = "txn_marker", "producer_batch"
 _CONTROLLER_BROKER_KINDS = {"fenced": CONTROLLER_FENCED, "unfenced": CONTROLLER_UNFENCED,
                             "registered": CONTROLLER_REGISTERED}
 
@@ -65,7 +72,9 @@ def brief(ev: dict) -> dict[str, Any]:
     keep = ("time", "node", "kind", "topic", "partition", "replica", "broker", "broker_epoch", "leader",
             "leader_epoch", "partition_epoch", "isr", "elr", "hwm", "leo", "leso", "to_offset", "role",
             "maximal_isr", "proposed", "clean", "voter", "epoch", "state", "reason", "voted_for", "from_voter",
-            "granted", "pre_vote")
+            "granted", "pre_vote", "group", "generation", "member", "members", "group_generation", "group_state",
+            "assigned", "offsets", "txn", "log_offset", "offsets_partition", "transactional_id", "producer_id",
+            "producer_epoch", "from", "to", "partitions", "marker", "offset", "base_offset")
     out = {k: ev[k] for k in keep if k in ev}
     if "_line" in ev:
         out["line"] = ev["_line"]
@@ -99,6 +108,8 @@ def classify(ev: dict) -> Step | None:
     said_controller = get("source") == CTL
     if kind in _QUORUM_KINDS:
         return Step(ev, kind, False, None, None)  # a voter's report about itself (I17-I19, I22)
+    if kind in _COORDINATOR_KINDS:
+        return Step(ev, kind, False, None, None)  # a coordinator's decision (I23-I25)
     if partition is None and kind not in _BROKER_KINDS and not said_controller:
         return None
     # is_controller_event and part_key, inlined: this runs for every event of every simulated step

@@ -9,7 +9,8 @@ True HWM); it never changes the state. A rule that must remember something the s
 (I13: the replicas it follows since a restart, the incarnations it judged; its rule is in
 ``restarts.py``) says so with ``memory``, made fresh for every sweep and handed to it at each call. The
 invariants judged from the history (I6, I7, I14, I15) are in ``history_checks.py``; I14 and I15 also read
-the partitions' True HWM from the state.
+the partitions' True HWM from the state. The coordinators' rules live with their part of the state:
+I23-I24 in ``consumer_groups.py``, I25-I26 in ``transactions.py``.
 
 Within one invariant, rules are evaluated in trace order, which keeps its violations in the order the
 trace shows them; the order between invariants does not matter (each has its own counts and list).
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from checkers.invariants.consumer_groups import commits_carry_the_generation, one_owner_per_partition
 from checkers.invariants.events import (
     BROKER_APPLIED,
     BROKER_REGISTERED,
@@ -32,10 +34,15 @@ from checkers.invariants.events import (
     CONTROLLER_STATE,
     CONTROLLER_UNFENCED,
     END,
+    GROUP_ASSIGNMENT,
+    GROUP_COMMIT,
+    PRODUCER_BATCH,
     QUORUM_HWM,
     QUORUM_STATE,
     QUORUM_TRUNCATE,
     QUORUM_VOTE,
+    TXN_MARKER,
+    TXN_TRANSITION,
     Step,
     brief,
     reported_leo,
@@ -52,6 +59,8 @@ from checkers.invariants.quorum import (
 from checkers.invariants.restarts import Restarts, restarts_stay_out
 from checkers.invariants.results import Results
 from checkers.invariants.state import PartitionView, TraceState
+from checkers.invariants.transactions import epochs_never_go_back as producer_epochs_never_go_back
+from checkers.invariants.transactions import markers_follow_the_decision
 
 Judge = Callable[[TraceState, Step, Results, Any], None]
 
@@ -351,4 +360,10 @@ RULES: dict[str, Rule] = {
     "I20": Rule(_CONTROLLER_RECORDS, committed_prefixes_agree, before=True),
     "I21": Rule(_CONTROLLER_RECORDS | {BROKER_APPLIED}, only_committed_applied, before=True),
     "I22": Rule(frozenset({QUORUM_STATE, QUORUM_VOTE}), one_vote_per_epoch, before=True),
+    # the coordinators and producer appends (consumer_groups.py, transactions.py): judged on the state the
+    # event finds (what was handed out, decided, appended before it)
+    "I23": Rule(frozenset({GROUP_COMMIT}), commits_carry_the_generation, before=True),
+    "I24": Rule(frozenset({GROUP_ASSIGNMENT}), one_owner_per_partition, before=True),
+    "I25": Rule(frozenset({TXN_TRANSITION}), markers_follow_the_decision, before=True),
+    "I26": Rule(frozenset({TXN_MARKER, PRODUCER_BATCH}), producer_epochs_never_go_back, before=True),
 }

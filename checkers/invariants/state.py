@@ -18,7 +18,11 @@ so the state is each reporter's latest word:
   and traces every committed record; the later copies leave the state as it is), each voter's quorum epoch
   and HWM, the leader of each quorum epoch, the vote of each voter in each epoch (from its own state or a
   candidate's answer), the committed end (the largest HWM any voter reported), and each broker's applied
-  metadata offset since it started.
+  metadata offset since it started;
+* the coordinators (``consumer_groups.GroupView``, ``transactions.TxnView``): each group generation with its
+  members and where its record is in the offsets partition, the topic-partitions handed out per generation;
+  each transaction decided (Prepare*) and not yet completed with the markers appended for it since; per
+  partition leadership, the highest producer epoch each producer id appended.
 
 A broker that registers again after a restart replays its metadata from scratch, so its applied epochs
 are forgotten then. Unknown kinds and missing attributes leave the state as it is.
@@ -29,6 +33,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from checkers.invariants.consumer_groups import GroupView
 from checkers.invariants.events import (
     BROKER_APPLIED,
     CONTROLLER_COPY,
@@ -39,6 +44,7 @@ from checkers.invariants.events import (
     Step,
 )
 from checkers.invariants.quorum import QuorumView
+from checkers.invariants.transactions import TxnView
 from harness.checked_spec import CheckedSpec
 
 _ISR_REPORTS = ("isr_proposed", "isr_updated", "isr_rollback")
@@ -77,6 +83,8 @@ class TraceState:
         self.ctl_offset = -1                  # the controller's log reaches at least this offset
         self.broker_offsets: list[dict] = []  # metadata_offset events of the brokers, in trace order
         self.quorum = QuorumView()
+        self.groups = GroupView()
+        self.txns = TxnView()
 
     def members(self, ctl: dict) -> list:
         """The replicas a committed partition state (``ctl``) trusts with the data: its ISR, and under
@@ -92,7 +100,7 @@ class TraceState:
         kind = ev.get("kind")
         if step.kind == CONTROLLER_COPY:
             return  # the record's first copy moved the state already
-        if self.quorum.apply(step):
+        if self.quorum.apply(step) or self.groups.apply(step) or self.txns.apply(step):
             return
         if step.kind == BROKER_APPLIED and kind != "metadata_offset":
             return
