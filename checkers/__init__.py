@@ -45,7 +45,7 @@ The packages:
   is forbidden, allowed, a known issue (Last Replica Standing under v3.5 with lossy faults) or expected;
   the history decides between Jepsen's rules (transactions, subscribe); a cycle of wr edges alone is
   always forbidden; ``--profile jepsen`` judges as Jepsen's checker does.
-* ``invariants/``: the invariants I1-I16 of docs/protocol-rules.md over the trace and the history, as a
+* ``invariants/``: the invariants I1-I26 of docs/protocol-rules.md over the trace and the history, as a
   trace state moved by each event and one rule per invariant keyed by the event kinds it reads; every
   violation names trace lines and ops; an invariant whose data is missing is ``unknown``.
 * ``linear/``: a Wing-Gong-Lowe linearizability engine run as a subprocess (``python -m

@@ -26,16 +26,16 @@ Where a switch acts (process / rule / what a checker should see; a historical bu
 - ``offsets-commit-stale-generation`` (broker, G-commit): the group coordinator accepts an OffsetCommit
   that carries an older generation than the group's (from a member that was replaced), instead of
   ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID, so a zombie consumer moves the group's position back
-  (``commit-regression``, then ``poll-below-commit``).
+  (``commit-regression``, then ``poll-below-commit``; in the trace, I23).
 - ``group-double-assign`` (broker, G-assign): SyncGroup hands every member the leader's own assignment,
-  so two members of one generation own the same partitions (``double-assignment``).
+  so two members of one generation own the same partitions (``double-assignment``; in the trace, I24).
 - ``txn-markers-not-written`` (broker, TX1, KIP-98 markers): EndTxn(commit) is answered and the transaction
   completed without writing its COMMIT markers, so the committed records stay in an open transaction:
-  never readable at read_committed (the queue checker's ``txn-marker-missing``).
+  never readable at read_committed (the queue checker's ``txn-marker-missing``; in the trace, I25).
 - ``aborted-read-committed`` (broker, TX2, KIP-98 isolation): read_committed fetches are answered without the
   aborted-transaction list, so consumers return aborted records (G1a, aborted read).
 - ``fenced-producer-accepted`` (broker, TX3, KIP-98 fencing): the partition accepts transactional batches from
-  a producer epoch older than the one a marker fenced (a zombie producer's writes land).
+  a producer epoch older than the one a marker fenced (a zombie producer's writes land; in the trace, I26).
 
 Historical bugs: designs Apache Kafka shipped and replaced because they lost or diverged data. Unlike the
 rule breaks above they live in the protocol core, as switches of its configuration
