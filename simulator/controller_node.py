@@ -34,9 +34,16 @@ from reference_impl.protocol.controller_loop import TIMER_INTERVAL_MS, PeriodicC
 from reference_impl.protocol.errors import Errors, KafkaError, error
 from reference_impl.protocol.quorum_controller import COMMITTED, PENDING, QuorumController, Ticket
 from reference_impl.protocol.raft import InMemoryElectionStore, InMemoryRaftLog, RaftConfig
-from reference_impl.protocol.raft.messages import FetchRequest, Outbound
+from reference_impl.protocol.raft.messages import (
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    Outbound,
+    VoteRequest,
+)
 from reference_impl.protocol.replica_messages import AlterPartitionResponse
 from reference_impl.protocol.trace_events import unclean_recovery_event
+from simulator.rules import check_vote_answer
 
 if TYPE_CHECKING:
     from simulator.host import Host
@@ -96,6 +103,7 @@ class SimController:
         world.emit(self.name, [ev for ev in self.qc.drain_events() if ev.get("source") != "controller"])
         self._parked_pulls: list[Message] = []
         self._parked_fetches: list[tuple[Message, int]] = []  # (raft fetch, raft version when held)
+        self._leader_heard: tuple[int, int, int] | None = None  # (leader, epoch, when) of its last fetch answer
         self._queue: deque[Message] = deque()
         self._waiting: tuple[Ticket, Message | None] | None = None
         self._poll_at: int | None = None
@@ -181,7 +189,11 @@ class SimController:
         raft = self.qc.raft
 
         def answered(response: Any) -> None:
+            current = raft._inflight.get(out.dst, (None,))[0] == out.correlation_id
             raft.handle_response(out.dst, out.correlation_id, response, self.world.now)
+            if current and isinstance(response, FetchResponse) and response.error == Errors.NONE:
+                # Q4's ground truth: the leader answered a fetch the node was waiting for (not a stale one)
+                self._leader_heard = (out.dst, response.leader_epoch, self.world.now)
             self._after()
 
         def failed() -> None:
@@ -193,8 +205,15 @@ class SimController:
         self.world.call(self, out.dst, "raft", out.request, answered, failed, timeout_ms=timeout)
 
     def _serve_raft(self, msg: Message, expired: bool) -> None:
-        raft = self.qc.raft
-        response = raft.handle_request(msg.src, msg.body, self.world.now)
+        raft, body, now = self.qc.raft, msg.body, self.world.now
+        before = (raft.epoch, raft.leader_id, raft.role)
+        response = raft.handle_request(msg.src, body, now)
+        if isinstance(body, EndQuorumEpochRequest) and body.leader_id == before[1]:
+            self._leader_heard = None  # the leader said it is gone
+        elif isinstance(body, VoteRequest):
+            heard = self._leader_heard
+            ago = now - heard[2] if heard is not None and heard[:2] == (before[1], before[0]) else None
+            check_vote_answer(self.id, before, body, response, ago, raft.config.fetch_timeout_ms)
         if not expired and raft.fetch_should_wait(msg.src, msg.body, response):
             self._parked_fetches.append((msg, raft.version))
             return

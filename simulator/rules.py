@@ -15,6 +15,10 @@ simulated broker checks them itself, against what it knows independently of the 
   the request names (when it names one), once its HWM has reached its leader epoch start, and names
   committed offsets only: LATEST is the HWM, EARLIEST the log start, a lookup by timestamp the base offset
   of a committed batch (or -1);
+- **Q2, Q4** (the controller quorum): a voter that follows a leader of its epoch grants no vote of that
+  epoch (Q2: only pre-votes may be asked of it); and a follower that got a successful Fetch answer from
+  its leader within the fetch timeout refuses a pre-vote (Q4, KIP-996). The simulated controller keeps
+  the time of that answer itself, from the network's delivery, not from the Raft node's own timer;
 - **C9**: a broker in controlled shutdown stops before its session timeout only after the controller
   answered a heartbeat with "you may shut down" (the broker's own flag is what the core sets; the node
   keeps the controller's word). A stop at the timeout is the server's bound, allowed.
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.protocol.errors import InvariantViolation
+from reference_impl.protocol.errors import Errors, InvariantViolation
 from reference_impl.protocol.replica import LEADER
 from reference_impl.protocol.replica_messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -37,6 +41,27 @@ class RuleBroken(InvariantViolation):
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(f"{rule}: {message}")
         self.rule = rule
+
+
+def check_vote_answer(voter: int, before: tuple[int, int | None, str], request: Any, answer: Any,
+                      leader_heard_ms_ago: int | None, fetch_timeout_ms: int) -> None:
+    """Q2 and Q4 on one granted Vote answer (see the module docstring). ``before`` is the voter's (epoch,
+    leader, role) when the request arrived; ``leader_heard_ms_ago`` how long ago a successful Fetch answer of
+    that leader in that epoch reached the voter (None: none since it last learned the leader, or the leader
+    said with EndQuorumEpoch that it is gone)."""
+    if not answer.vote_granted or answer.error != Errors.NONE:
+        return
+    epoch, leader, role = before
+    if leader is None or request.candidate_epoch != epoch or role != "follower":
+        return
+    where = (f"voter {voter}, following {leader} in epoch {epoch}, granted {request.candidate_id} a "
+             f"{'pre-vote' if request.pre_vote else 'vote'} of epoch {request.candidate_epoch}")
+    if not request.pre_vote:
+        raise RuleBroken("Q2", f"{where}: a voter that knows the leader of an epoch votes for nobody in it")
+    if leader_heard_ms_ago is not None and leader_heard_ms_ago < fetch_timeout_ms:
+        raise RuleBroken("Q4", f"{where} {leader_heard_ms_ago} ms after its leader last answered a fetch "
+                               f"(fetch timeout {fetch_timeout_ms} ms): a voter that hears from its leader "
+                               f"refuses pre-votes")
 
 
 def check_list_offsets(broker: int, replica: Any, timestamp: int, epoch: int, answer: Any) -> None:

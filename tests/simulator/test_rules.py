@@ -12,6 +12,7 @@ from simulator.mutation.campaign import REPO_DIR
 
 INCREMENTAL = SimOptions(variant="kip966", reassignment_mode="incremental", brokers=4)
 KIP966 = SimOptions(variant="kip966")
+QUORUM = SimOptions(variant="kip966", controllers=3)
 CASES = [
     # C9: the broker takes "you may shut down" from a heartbeat reply that did not say so
     ("reference_impl/protocol/broker.py:BrokerLifecycle.handle_heartbeat_response:remove-condition:"
@@ -26,6 +27,9 @@ CASES = [
     # L12: a new proposal while the pending one waits for its answer
     ("reference_impl/protocol/replica.py:PartitionReplica.maybe_change_isr:drop-return:return None->pass#2",
      KIP966, 1, "L12"),
+    # Q4: a follower that still hears from its leader grants pre-votes (its contact is read the wrong way)
+    ("reference_impl/protocol/raft/node.py:RaftNode._can_grant:flip-comparison:"
+     "self._last_leader_contact is not None->self._last_leader_contact is None#1", QUORUM, 0, "Q4"),
 ]
 
 
@@ -81,3 +85,37 @@ def test_list_offsets_answers_that_keep_the_rules():
     check_list_offsets(1, _leader(), -3, -1, _answer(4))
     check_list_offsets(1, _leader(), 0, -1, _answer(-1))
     check_list_offsets(1, _leader(hwm=2, leso=3), -1, -1, _answer(-1, ok=False))   # refused: nothing to check
+
+
+def _vote(candidate=3, epoch=4, pre_vote=True):
+    from reference_impl.protocol.raft.messages import VoteRequest
+    return VoteRequest(candidate, epoch, 3, 10, pre_vote)
+
+
+def _vote_answer(granted=True):
+    from reference_impl.protocol.errors import Errors
+    from reference_impl.protocol.raft.messages import VoteResponse
+    return VoteResponse(Errors.NONE, 2, 4, granted)
+
+
+@pytest.mark.parametrize("request_,heard_ago,rule", [
+    (_vote(pre_vote=True), 500, "Q4"),     # the leader answered a fetch half a second ago
+    (_vote(pre_vote=False), None, "Q2"),   # a real vote of the epoch whose leader it follows
+])
+def test_a_vote_answer_that_breaks_q4_or_q2(request_, heard_ago, rule):
+    from simulator.rules import RuleBroken, check_vote_answer
+    with pytest.raises(RuleBroken) as caught:
+        check_vote_answer(1, (4, 2, "follower"), request_, _vote_answer(), heard_ago, 2000)
+    assert caught.value.rule == rule
+
+
+@pytest.mark.parametrize("before,request_,answer,heard_ago", [
+    ((4, 2, "follower"), _vote(), _vote_answer(), 2000),          # silent for the whole fetch timeout
+    ((4, 2, "follower"), _vote(), _vote_answer(), None),          # never heard (or told it is gone)
+    ((4, 2, "follower"), _vote(), _vote_answer(granted=False), 10),
+    ((4, None, "unattached"), _vote(pre_vote=False), _vote_answer(), None),
+    ((3, 2, "follower"), _vote(epoch=4, pre_vote=False), _vote_answer(), 10),  # a newer epoch: unattached first
+])
+def test_vote_answers_that_keep_q2_and_q4(before, request_, answer, heard_ago):
+    from simulator.rules import check_vote_answer
+    check_vote_answer(1, before, request_, answer, heard_ago, 2000)
