@@ -76,20 +76,20 @@ BUG_PLANS: dict[str, BugPlan] = {
                                       time_limit_s=90.0),
     # a zombie consumer (stalled past its session) commits from its old generation and is accepted; more
     # membership churn (assign_ratio) only keeps the group rebalancing, with fewer commits to regress from
-    "offsets-commit-stale-generation": BugPlan(("kill",), "groups: poll-below-commit / commit-regression",
+    "offsets-commit-stale-generation": BugPlan(("kill",), "groups: poll-below-commit / commit-regression; I23",
                                                time_limit_s=120.0, nemesis_interval_s=10.0,
                                                options=(("sub_via", "subscribe"),)),
     # every member of a generation handed the leader's partitions
-    "group-double-assign": BugPlan(("kill",), "groups: double-assignment", time_limit_s=60.0,
+    "group-double-assign": BugPlan(("kill",), "groups: double-assignment; I24", time_limit_s=60.0,
                                    options=(("sub_via", "subscribe"),)),
     # committed transactions whose markers were never written stay invisible at read_committed
     "txn-markers-not-written": BugPlan(("kill",), "acked-unreadable (txn-marker-missing: committed, never "
-                                       "readable at read_committed)", options=(("txn", True),)),
+                                       "readable at read_committed); I25", options=(("txn", True),)),
     # read_committed consumers handed the records of aborted transactions
     "aborted-read-committed": BugPlan(("kill",), "G1a (aborted read)", options=(("txn", True),)),
     # a zombie producer's writes after its fencing land, and later commit with its successor's markers
     "fenced-producer-accepted": BugPlan(("kill",), "G1a / acked-unreadable (a fenced producer's writes "
-                                        "accepted)", options=(("txn", True),)),
+                                        "accepted); I26", options=(("txn", True),)),
 }
 
 
