@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.invariants.events import GROUP_ASSIGNMENT, GROUP_COMMIT, GROUP_GENERATION, Step
+from checkers.invariants.events import GROUP_ASSIGNMENT, GROUP_GENERATION, Step
 from harness.checked_spec import CheckedSpec
 
 GROUP_NEEDS: dict[str, str] = {
@@ -67,8 +67,8 @@ class GroupView:
         self.handed: dict[tuple[Any, Any], dict[tuple, tuple[Any, dict]]] = {}  # (group, generation) ->
         #                                                   topic-partition -> (member, event) that got it
 
-    def apply(self, step: Step) -> bool:
-        """Move the groups' state; True when the event was a group coordinator's (nothing else reads it)."""
+    def apply(self, step: Step) -> None:
+        """Move the groups' state by a group coordinator's event (one of ``events.GROUP_KINDS``)."""
         ev, kind = step.ev, step.kind
         if kind == GROUP_GENERATION:
             key = (ev.get("group"), ev.get("generation"))
@@ -76,15 +76,12 @@ class GroupView:
             offset = ev.get("log_offset")
             if isinstance(offset, int) and offset >= 0:
                 self.logged.setdefault((ev.get("offsets_partition"), key[0]), []).append((offset, ev))
-            return True
-        if kind == GROUP_ASSIGNMENT:
+        elif kind == GROUP_ASSIGNMENT:
             assigned = ev.get("assigned")
             if isinstance(assigned, list):
                 handed = self.handed.setdefault((ev.get("group"), ev.get("generation")), {})
                 for tp in assigned:
                     handed.setdefault(tuple(tp), (ev.get("member"), ev))
-            return True
-        return kind == GROUP_COMMIT
 
     def generation_before(self, ev: dict) -> dict | None:
         """The group's generation whose record is the last one before ``ev``'s records in its offsets

@@ -35,6 +35,8 @@ TXN_TRANSITION = "txn_transition"
 _COORDINATOR_KINDS = frozenset({GROUP_GENERATION, GROUP_ASSIGNMENT, GROUP_COMMIT, TXN_TRANSITION})
 # A partition leader's report of a producer's batch or a marker it appended (I25, I26): replica events.
 TXN_MARKER, PRODUCER_BATCH = "txn_marker", "producer_batch"
+GROUP_KINDS = frozenset({GROUP_GENERATION, GROUP_ASSIGNMENT, GROUP_COMMIT})  # what consumer_groups reads
+TXN_KINDS = frozenset({TXN_TRANSITION, TXN_MARKER, PRODUCER_BATCH})  # what transactions reads
 _CONTROLLER_BROKER_KINDS = {"fenced": CONTROLLER_FENCED, "unfenced": CONTROLLER_UNFENCED,
                             "registered": CONTROLLER_REGISTERED}
 

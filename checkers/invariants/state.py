@@ -41,6 +41,8 @@ from checkers.invariants.events import (
     CONTROLLER_REGISTERED,
     CONTROLLER_STATE,
     CONTROLLER_UNFENCED,
+    GROUP_KINDS,
+    TXN_KINDS,
     Step,
 )
 from checkers.invariants.quorum import QuorumView
@@ -100,7 +102,13 @@ class TraceState:
         kind = ev.get("kind")
         if step.kind == CONTROLLER_COPY:
             return  # the record's first copy moved the state already
-        if self.quorum.apply(step) or self.groups.apply(step) or self.txns.apply(step):
+        if step.kind in GROUP_KINDS:
+            self.groups.apply(step)
+            return
+        if step.kind in TXN_KINDS:
+            self.txns.apply(step)
+            return
+        if self.quorum.apply(step):
             return
         if step.kind == BROKER_APPLIED and kind != "metadata_offset":
             return

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checkers.invariants.events import PRODUCER_BATCH, TXN_MARKER, TXN_TRANSITION, Step
+from checkers.invariants.events import TXN_MARKER, TXN_TRANSITION, Step
 from harness.checked_spec import CheckedSpec
 
 TXN_NEEDS: dict[str, str] = {
@@ -77,8 +77,8 @@ class TxnView:
         # (topic, partition, replica) -> (leader epoch, {producer id: (highest epoch appended, event)})
         self.appended: dict[tuple, tuple[Any, dict[Any, tuple[int, dict]]]] = {}
 
-    def apply(self, step: Step) -> bool:
-        """Move the transactions' state; True when the event was one of theirs (nothing else reads it)."""
+    def apply(self, step: Step) -> None:
+        """Move the transactions' state by a coordinator's or leader's event (one of ``events.TXN_KINDS``)."""
         ev, kind = step.ev, step.kind
         if kind == TXN_TRANSITION:
             tid, to = ev.get("transactional_id"), ev.get("to")
@@ -87,13 +87,10 @@ class TxnView:
                                              frozenset(tuple(tp) for tp in ev.get("partitions") or ()))
             else:
                 self.decided.pop(tid, None)  # completed (judged before), or a state no decision survives
-            return True
+            return
         if kind == TXN_MARKER:
             self._record_marker(ev)
-        if kind in (TXN_MARKER, PRODUCER_BATCH):
-            self._record_append(step)
-            return True
-        return False
+        self._record_append(step)  # a marker or a producer batch
 
     def _record_marker(self, ev: dict) -> None:
         tp, epoch = (ev.get("topic"), ev.get("partition")), ev.get("producer_epoch")
