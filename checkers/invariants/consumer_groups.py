@@ -21,7 +21,9 @@ the group written before the commit's records is the one it carries (the log is 
 coordinator of the group agrees on: Kafka validates and appends under the group's lock, so a later
 generation's record can only follow). A commit with generation -1 and no member (from outside group
 management) is accepted by an OffsetCommit only while the group is Empty (no members: its newest
-generation before it in the log has none); a TxnOffsetCommit without them is accepted in any state (Kafka
+generation before it in the log has none, when the log holds the generation the coordinator was at: a
+group emptied by a rebalance is Empty in memory at once, also when the record of its empty generation
+failed, in Kafka too); a TxnOffsetCommit without them is accepted in any state (Kafka
 exempts it: older TxnOffsetCommit versions carry neither, and the transaction, not the generation,
 fences the producer). Kafka checks the member against the group's current members, which while a
 rebalance is being prepared may include a member that joined after the generation began; such a member
@@ -112,7 +114,9 @@ def commits_carry_the_generation(state: Any, step: Step, res: Any, memory: Any) 
             return
         if ev.get("group_state", EMPTY) != EMPTY:
             problems.append(f"the group was {ev['group_state']}, not Empty")
-        if before is not None and before.get("members"):
+        # the log shows the group's membership only if it holds the generation the coordinator was at: a
+        # group emptied by a rebalance is Empty at once, also when its (empty) generation's record failed
+        if before is not None and before.get("members") and before.get("generation") == ev.get("group_generation"):
             problems.append(f"its generation {before.get('generation')} written before it has members "
                             f"{before['members']}")
         what = "a commit from outside group management (generation -1, no member)"
