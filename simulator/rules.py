@@ -16,8 +16,9 @@ simulated broker checks them itself, against what it knows independently of the 
   committed offsets only: LATEST is the HWM, EARLIEST the log start, a lookup by timestamp the base offset
   of a committed batch (or -1);
 - **Q2, Q4** (the controller quorum): a voter that follows a leader of its epoch grants no vote of that
-  epoch (Q2: only pre-votes may be asked of it); and a follower that got a successful Fetch answer from
-  its leader within the fetch timeout refuses a pre-vote (Q4, KIP-996). The simulated controller keeps
+  epoch (Q2: only pre-votes may be asked of it); a follower that got a successful Fetch answer from its
+  leader within the fetch timeout refuses a pre-vote (Q4, KIP-996), and so does the leader of the epoch
+  (or a resigned one), which grants nothing of its epoch. The simulated controller keeps
   the time of that answer itself, from the network's delivery, not from the Raft node's own timer;
 - **C9**: a broker in controlled shutdown stops before its session timeout only after the controller
   answered a heartbeat with "you may shut down" (the broker's own flag is what the core sets; the node
@@ -52,10 +53,16 @@ def check_vote_answer(voter: int, before: tuple[int, int | None, str], request: 
     if not answer.vote_granted or answer.error != Errors.NONE:
         return
     epoch, leader, role = before
-    if leader is None or request.candidate_epoch != epoch or role != "follower":
+    kind = "pre-vote" if request.pre_vote else "vote"
+    if request.candidate_epoch != epoch:
         return
-    where = (f"voter {voter}, following {leader} in epoch {epoch}, granted {request.candidate_id} a "
-             f"{'pre-vote' if request.pre_vote else 'vote'} of epoch {request.candidate_epoch}")
+    if role in ("leader", "resigned"):
+        # the leader of the epoch (or one stepping down) is the one voter sure to have heard from it
+        raise RuleBroken("Q4" if request.pre_vote else "Q2",
+                         f"voter {voter}, {role} of epoch {epoch}, granted {request.candidate_id} a {kind}")
+    if leader is None or role != "follower":
+        return
+    where = f"voter {voter}, following {leader} in epoch {epoch}, granted {request.candidate_id} a {kind}"
     if not request.pre_vote:
         raise RuleBroken("Q2", f"{where}: a voter that knows the leader of an epoch votes for nobody in it")
     if leader_heard_ms_ago is not None and leader_heard_ms_ago < fetch_timeout_ms:

@@ -30,6 +30,9 @@ CASES = [
     # Q4: a follower that still hears from its leader grants pre-votes (its contact is read the wrong way)
     ("reference_impl/protocol/raft/node.py:RaftNode._can_grant:flip-comparison:"
      "self._last_leader_contact is not None->self._last_leader_contact is None#1", QUORUM, 0, "Q4"),
+    # Q4: the leader of an epoch grants pre-votes of it
+    ("reference_impl/protocol/raft/node.py:RaftNode._can_grant:remove-condition:"
+     "role in (LEADER, RESIGNED)->False#1", QUORUM, 0, "Q4"),
 ]
 
 
@@ -106,6 +109,15 @@ def test_a_vote_answer_that_breaks_q4_or_q2(request_, heard_ago, rule):
     from simulator.rules import RuleBroken, check_vote_answer
     with pytest.raises(RuleBroken) as caught:
         check_vote_answer(1, (4, 2, "follower"), request_, _vote_answer(), heard_ago, 2000)
+    assert caught.value.rule == rule
+
+
+@pytest.mark.parametrize("role,pre_vote,rule", [("leader", True, "Q4"), ("resigned", True, "Q4"),
+                                                ("leader", False, "Q2")])
+def test_the_leader_of_an_epoch_grants_nothing_of_it(role, pre_vote, rule):
+    from simulator.rules import RuleBroken, check_vote_answer
+    with pytest.raises(RuleBroken) as caught:
+        check_vote_answer(1, (4, 1, role), _vote(pre_vote=pre_vote), _vote_answer(), None, 2000)
     assert caught.value.rule == rule
 
 
