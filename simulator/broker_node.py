@@ -65,7 +65,9 @@ from reference_impl.protocol.trace_events import (
     log_deleted_event,
     log_recovery_events,
     metadata_offset_event,
+    producer_batch_event,
 )
+from simulator import producers
 from simulator.rules import RuleBroken, check_list_offsets
 
 if TYPE_CHECKING:
@@ -427,19 +429,34 @@ class SimBroker:
         return self.lifecycle.broker_epoch, ends
 
     def _produce(self, msg: Message) -> None:
-        """L1, L2, L5: append as leader; an acks=all write is answered when its verdict arrives."""
-        key, value = msg.body
+        """L1, L2, L5: append as leader; an acks=all write is answered when its verdict arrives. An idempotent
+        producer's batch (``(producer id, epoch, base sequence)`` after the value) is checked by the core's
+        producer state; a duplicate is answered with the original offset, and an appended batch is traced
+        as ``producer_batch``, as the server traces it."""
+        key, value, *idempotence = msg.body
         replica = self.replicas.get(key)
         if replica is None or not accepts_produce(self.lifecycle):
             self.world.reply(msg, (Errors.NOT_LEADER_OR_FOLLOWER, -1))
             return
-        result = replica.append_as_leader(ProduceBatch(1, str(value).encode()), ACKS_ALL, self.world.now)
+        batch = ProduceBatch(1, str(value).encode())
+        if idempotence:
+            producer_id, producer_epoch, sequence = idempotence[0]
+            batch = ProduceBatch(1, batch.payload, producer_id=producer_id, producer_epoch=producer_epoch,
+                                 base_sequence=sequence)
+        result = replica.append_as_leader(batch, ACKS_ALL, self.world.now)
         if (result.error.ok or result.pending) and len(replica.isr) < self.world.options.min_isr:
             raise RuleBroken("L1", f"broker {self.id} appended an acks=all write with ISR {replica.isr} below "
                                    f"min.insync.replicas {self.world.options.min_isr}")
         if result.pending:
             self.acks[(key, result.ack_id)] = msg
         self._after(key, replica)
+        if idempotence and result.error.code in producers.REFUSED:
+            producers.check_refusal(self.world.clients.producers[batch.producer_id], key[1], batch.producer_epoch,
+                                    batch.base_sequence, result.error.code.name, replica.log.batches())
+        if idempotence and not result.duplicate and result.base_offset >= 0:
+            self.world.emit(self.name, [producer_batch_event(key[0], key[1], self.id, replica.leader_epoch,
+                                                             batch.producer_id, batch.producer_epoch,
+                                                             result.base_offset, False)])
         if not result.pending:
             self.world.reply(msg, (result.error.code, result.base_offset))
 

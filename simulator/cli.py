@@ -2,7 +2,7 @@
 
     kraftcheck simulate [--seed N] [--schedules K] [--time-limit S] [--variant v3.5|kip966] [--steps M]
                         [--controllers C] [--no-pre-vote] [--workers W] [--faults LIST] [--out DIR]
-                        [--shrink-runs R] [--coverage [--json FILE]] [--inject-bug NAME]
+                        [--shrink-runs R] [--coverage [--json FILE]] [--inject-bug NAME] [--idempotent]
     kraftcheck simulate --replay FILE [--trace OUT.jsonl]
 
 Without ``--replay``: schedules of seeds N, N+1, ... (``--schedules`` of them, default 200, or as many as fit
@@ -11,7 +11,8 @@ smallest, whatever the number of workers) is reported with the rule, the step an
 written to ``DIR/simulate-<variant>-seed<N>.json``, with the command that replays it. ``--replay`` runs a
 schedule file again (``--trace`` also writes the nodes' trace events as JSON lines). ``--inject-bug`` runs a
 design Kafka replaced (``reference_impl.protocol.historical_bugs``) in every node's core; the name is stored
-with the options in the schedule file, and every finding line names it with its KIP.
+with the options in the schedule file, and every finding line names it with its KIP. ``--idempotent``: the
+clients write as idempotent producers (``simulator.producers``; stored in the schedule file too).
 
 ``--coverage`` counts, per guard of the protocol core (``simulator.guards``), how often its condition was
 true, runs every schedule of the budget even after a finding, and prints the guard table (never-fired guards
@@ -71,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--inject-bug", choices=tuple(HISTORICAL_BUGS), metavar="NAME",
                    help="run a design Kafka replaced in every node's core (stored in the schedule file): "
                         + ", ".join(HISTORICAL_BUGS))
+    p.add_argument("--idempotent", action="store_true",
+                   help="the clients write as idempotent producers: producer ids, sequences, retries of the same "
+                        "batch (stored in the schedule file)")
     p.add_argument("--replay", metavar="FILE", help="run a schedule file")
     p.add_argument("--trace", metavar="OUT", help="with --replay: write the trace events as JSON lines")
     p.add_argument("--steer", type=float, default=SimOptions.steer,
@@ -104,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     changes: dict[str, Any] = {"variant": args.variant, "reassignment_mode": args.reassignment_mode,
                                "brokers": args.brokers, "controllers": args.controllers,
                                "pre_vote": not args.no_pre_vote, "steer": args.steer,
-                               "inject_bug": args.inject_bug}
+                               "inject_bug": args.inject_bug, "idempotent": args.idempotent}
     if args.steps is not None:
         changes["max_steps"] = args.steps
     if args.faults is not None:
@@ -178,6 +182,8 @@ def search_command(args: argparse.Namespace, count: int | None) -> str:
         argv += ["--no-pre-vote"]
     if args.inject_bug is not None:
         argv += ["--inject-bug", args.inject_bug]
+    if args.idempotent:
+        argv += ["--idempotent"]
     if count is not None:
         argv += ["--schedules", str(count)]
     if args.time_limit is not None:

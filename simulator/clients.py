@@ -16,6 +16,9 @@ is a full check of what the leader exposes (I7, I15); the final phase reads each
 could not be read at all in the final phase (no leader: KIP-966 keeps a partition leaderless rather than
 electing an incomplete replica, K10), its writes are not "unreadable", they are unknown, so the final
 marks are dropped and I6 is not judged (the checkers read a final phase as "every ok send must be there").
+
+With ``SimOptions.idempotent`` the sends are those of idempotent producers instead (``simulator.producers``:
+producer ids, sequences, retries of the same batch); the history keeps one op per send.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.broker_session import NOT_CONTROLLER_RETRY_MS, ControllerDiscovery
 from reference_impl.protocol.errors import Errors, KafkaError
+from simulator import producers
+from simulator.producers import IdempotentProducer, Send
 
 if TYPE_CHECKING:
     from simulator.host import Host
@@ -54,6 +59,9 @@ class Clients:
         self._admin_in_flight: dict[int, int] = {}
         self._admin_overlapped: set[int] = set()
         self._controllers = ControllerDiscovery(world.controller_ids)
+        # idempotent producers (SimOptions.idempotent): ids handed out here, as InitProducerId would
+        self.producers = [IdempotentProducer(i) for i in range(producers.PRODUCERS)]
+        self._sends = 0
 
     def handle(self, msg: Any) -> None:
         """Clients serve no requests."""
@@ -102,9 +110,12 @@ class Clients:
         return [{k: v for k, v in op.items() if k != "final"} for op in self.ops]
 
     # ------------------------------------------------------------------ produce
-    def produce(self, key: int, refresh: bool = False) -> int:
+    def produce(self, key: int, refresh: bool = False, attempts: int | None = None) -> int:
         """One acks=all write of a fresh value to partition ``key``; returns the op's process (``outcome``
-        tells how it ended). ``refresh``: ask a broker for the leader instead of the cached one."""
+        tells how it ended). ``refresh``: ask a broker for the leader instead of the cached one. With
+        idempotent producers, ``attempts`` caps the attempts of this send (default ``producers.ATTEMPTS``)."""
+        if self.world.options.idempotent:
+            return self._produce_idempotent(key, refresh, attempts or producers.ATTEMPTS)
         self._value += 1
         value, process = self._value, self._new_process()
         self._op("invoke", process, "send", [key, value])
@@ -129,6 +140,77 @@ class Clients:
         self.world.call(self, leader, "produce", (self._key(key), value), answered,
                         lambda: self._timed_out(process, "send", [key, value], leader, key), on_refused=refused)
         return process
+
+    def _produce_idempotent(self, key: int, refresh: bool, attempts: int) -> int:
+        self._value += 1
+        value, process = self._value, self._new_process()
+        self._op("invoke", process, "send", [key, value])
+        o = self.world.options
+        producer = self.producers[self._sends % len(self.producers)]
+        self._sends += 1
+        send = Send(process, key, value, self.world.now + producers.delivery_window_ms(o.settle_ms, o.request_timeout_ms),
+                    attempts_left=attempts, refresh=refresh)
+        if producer.enqueue(send):
+            self._attempt(producer, send)
+        return process
+
+    def _attempt(self, producer: IdempotentProducer, send: Send) -> None:
+        """One attempt of ``send`` (its first, or a retry of the same batch: same epoch and sequence)."""
+        key = send.key
+        if self.world.now >= send.deadline_ms:
+            # the window closed before it left (it waited behind another batch) or before a retry
+            self._end_send(producer, send, send.error or "expired before it was sent")
+            return
+        producer.stamp(send)
+        send.attempts += 1
+        send.attempts_left -= 1
+        leader = self._leader(key, refresh=send.refresh or send.attempts > 1)
+        if leader is None:
+            self._retry(producer, send, Errors.UNKNOWN_TOPIC_OR_PARTITION, "no leader known", None)
+            return
+        send.node = leader
+
+        def answered(answer: tuple[Errors, int]) -> None:
+            code, offset = answer
+            self._retry(producer, send, code, Errors(code).name, offset)
+
+        def lost() -> None:
+            self._retry(producer, send, Errors.REQUEST_TIMED_OUT, "timeout", None)
+
+        def refused() -> None:
+            self._retry(producer, send, Errors.UNKNOWN_TOPIC_OR_PARTITION, "connection refused", None)
+
+        body = (self._key(key), send.value, (producer.producer_id, send.epoch, send.sequence))
+        self.world.call(self, leader, "produce", body, answered, lost, on_refused=refused)
+
+    def _retry(self, producer: IdempotentProducer, send: Send, code: int, why: str, offset: int | None) -> None:
+        """An attempt's outcome (``code``: the leader's answer; a timeout counts as REQUEST_TIMED_OUT, no
+        leader and a refused connection as certainly not appended): end the op, or try again."""
+        verdict = producers.judge_answer(code, send.attempts_left, self.world.now + producers.RETRY_BACKOFF_MS
+                                         < send.deadline_ms)
+        if verdict == "ok":
+            if code == Errors.DUPLICATE_SEQUENCE_NUMBER or offset is None or offset < 0:
+                offset = None  # a duplicate answered without its offset: the offset is unknown
+            self._op("ok", send.process, "send", [send.key, [offset, send.value]], send.node)
+            self._next(producer, producer.finished(send, "ok"))
+            return
+        if code not in producers.NOT_APPENDED and code not in producers.REFUSED:
+            send.maybe_appended = True  # no answer, or an answer that does not rule the append out
+        send.error = why if send.attempts == 1 else f"{why} (attempt {send.attempts})"
+        self._leaders.pop(send.key, None)
+        if verdict == "retry":
+            self.world.at(self.world.now + producers.RETRY_BACKOFF_MS, self._attempt, producer, send)
+            return
+        self._end_send(producer, send, send.error, refused=code in producers.REFUSED)
+
+    def _end_send(self, producer: IdempotentProducer, send: Send, err: str, refused: bool = False) -> None:
+        kind = "info" if send.maybe_appended else "fail"
+        self._op(kind, send.process, "send", [send.key, send.value], send.node, err)
+        self._next(producer, producer.finished(send, kind, refused))
+
+    def _next(self, producer: IdempotentProducer, send: Send | None) -> None:
+        if send is not None:
+            self._attempt(producer, send)
 
     def outcome(self, process: int) -> dict[str, Any] | None:
         """The completion of the op run by ``process`` (None while it is in flight)."""

@@ -7,6 +7,12 @@ protocol core's own consistency checks are called: ``PartitionReplica.check_inva
 half of I3) on every replica a step changed, ``Controller.invariant_violations`` (I9, K1) after every
 commit, and any ``InvariantViolation`` the core raises (a log gap, an epoch regression) ends the run as a
 finding too. Nothing here restates a rule.
+
+With idempotent producers (spec ``idempotence``, ``SimOptions.idempotent``) the queue checker's
+``duplicate`` anomaly (a value seen at two offsets of a key) is a finding too, as the guarantee profile
+forbids it then; it is left out only where the loss invariants are (the run's loss status ``allowed``: a
+read record lost with a log suffix and written again by a retry shows at two offsets). Plain producers may
+duplicate (a resent request is appended twice), so without the option it is not looked at.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checkers.invariants import LOSS_INVARIANTS, NEEDS, TraceSweep
+from checkers.queue.checker import find_anomalies
 from checkers.queue.profiles import derive_profile
 
 
@@ -78,11 +85,17 @@ class Monitor:
     def history_finding(self, ops: list[dict[str, Any]], step: int, time_ms: int) -> Finding | None:
         """The history invariants over the client ops (call once, at the end of the run); violations the
         guarantee profile allows are not findings."""
-        verdict = self.sweep.verdict(ops, loss_status=self.loss_status(ops))
+        loss = self.loss_status(ops)
+        queue = find_anomalies(self.sweep.spec, list(ops), {"cycles": False}) if self.sweep.spec.idempotence else None
+        verdict = self.sweep.verdict(ops, loss_status=loss, queue=queue)
         for inv in verdict["violated"]:
             entry = verdict["invariants"][inv]
             if entry.get("status") == "allowed":
                 continue
             first = entry["violations"][0]
             return Finding(inv, first["detail"], step, time_ms, first.get("events", []))
+        if queue is not None and queue.anomalies["duplicate"] and loss != "allowed":
+            first = queue.anomalies["duplicate"][0]
+            return Finding("duplicate", f"idempotent producer's value {first['value']} of key {first['key']} at "
+                                        f"offsets {first['offsets']}", step, time_ms)
         return None

@@ -55,6 +55,7 @@ class SimOptions:
     trace_log_summaries: bool = True  # replicas trace log_summary events (I4, I16); off to measure the cost
     steer: float = 0.5               # share of seeds that also get episodes aimed at guards (simulator.steer)
     inject_bug: str | None = None    # a design Kafka replaced (protocol.historical_bugs), run by every node's core
+    idempotent: bool = False         # the clients write as idempotent producers (simulator.producers)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -80,10 +81,18 @@ class SimOptions:
                      "quorum_fetch_timeout_ms", "quorum_retry_backoff_ms"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        if self.idempotent and self.settle_ms <= self.request_timeout_ms:
+            # a send's last attempt must end before the final phase reads (simulator.producers)
+            raise ValueError(f"idempotent producers need settle_ms ({self.settle_ms}) above request_timeout_ms "
+                             f"({self.request_timeout_ms})")
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (tuples as lists)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+        """A JSON-ready dict (tuples as lists). ``idempotent`` is written only when on, so a schedule file of
+        the default settings is the same bytes as before the option existed."""
+        out = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+        if not self.idempotent:
+            del out["idempotent"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SimOptions:

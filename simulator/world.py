@@ -75,8 +75,11 @@ class World:
         self._written: set[int] = set()  # partitions the final phase wrote to (their final read must succeed)
         self.trace: list[dict[str, Any]] | None = [] if keep_trace else None
         self.last_events = evidence.LastEvents()
-        self.monitor = Monitor({"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC,
-                                "replica_lag_time_max_ms": o.replica_lag_time_max_ms, "controllers": o.controllers})
+        spec = {"variant": o.variant, "min_isr": o.min_isr, "topic": TOPIC,
+                "replica_lag_time_max_ms": o.replica_lag_time_max_ms, "controllers": o.controllers}
+        if o.idempotent:
+            spec["idempotence"] = True  # the queue checker's ``duplicate`` is then forbidden (monitor)
+        self.monitor = Monitor(spec)
         self._queue: list[tuple[int, int, Callable[..., Any], tuple]] = []
         self._seq = 0
         self._rpcs: dict[int, tuple[Any, Callable, Callable, Callable, str]] = {}
@@ -343,7 +346,8 @@ class World:
         self._restart_dead()  # a controlled shutdown begun before the heal may have ended since
         problems = liveness.unmet(self)
         if not problems:
-            probes = {key: self.clients.produce(key, refresh=True) for key in liveness.led_partitions(self)}
+            # one attempt each, idempotent producers too: a converged cluster acknowledges the first
+            probes = {key: self.clients.produce(key, refresh=True, attempts=1) for key in liveness.led_partitions(self)}
             self.at(self.now, self._await_probes, probes)
             return None
         if self.now >= deadline:

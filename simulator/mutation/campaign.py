@@ -4,8 +4,9 @@ A mutant runs in a child process forked from the parent (which has imported the 
 once), so whatever a mutant does to the core's module state dies with the child and cannot leak into the
 next mutant. The child swaps the mutant in (``apply``) and runs schedules of the fixed sequence
 ``seed_at`` (KIP-966 and v3.5, each with all-at-once and with KIP-435 incremental reassignment, then each
-on a quorum of three controllers, in turn; a mutant of the quorum's own code runs quorum settings only)
-until one breaks a rule or its time is up. A finding counts only if
+on a quorum of three controllers, in turn; a mutant of the quorum's own code runs quorum settings only, a
+mutant of the idempotent producer state settings with idempotent producers only) until one breaks a rule or
+its time is up. A finding counts only if
 the same seed is clean without the mutant: the child re-runs that seed on the restored core, and skips the
 seed when the unmutated core breaks a rule there too (the core has rare findings of its own).
 
@@ -71,16 +72,32 @@ _PROFILES = ("kip966", "v3.5", "kip966+incremental", "v3.5+incremental", "kip966
 # a single controller never elects, fails over or truncates, so those schedules cannot tell them apart.
 _OPTIONS["kip966+quorum-no-pre-vote"] = SimOptions(variant="kip966", controllers=3, pre_vote=False)
 _QUORUM_PROFILES = ("kip966+quorum", "kip966+quorum-no-pre-vote", "v3.5+quorum")
+# Mutants of the idempotent producer state (producer_state.py) run settings whose clients write as
+# idempotent producers (SimOptions.idempotent): the plain clients send no producer id, so no other schedule
+# runs that code past its first test.
+_OPTIONS["kip966+idempotent"] = SimOptions(variant="kip966", idempotent=True)
+_OPTIONS["v3.5+idempotent"] = SimOptions(variant="v3.5", idempotent=True)
+_IDEMPOTENT_PROFILES = ("kip966+idempotent", "v3.5+idempotent")
+MAIN, QUORUM, IDEMPOTENT = "main", "quorum", "idempotent"
+_SEQUENCES = {MAIN: _PROFILES, QUORUM: _QUORUM_PROFILES, IDEMPOTENT: _IDEMPOTENT_PROFILES}
 _CONTEXT = multiprocessing.get_context("fork")
-# the unmutated core's runs of the first schedules of each sequence (False: the main one, True: the
-# quorum's), computed once by the parent before it forks its children
-_EVIDENCE: dict[bool, list[Evidence]] = {False: [], True: []}
+# the unmutated core's runs of the first schedules of each sequence (``_SEQUENCES``), computed once by the
+# parent before it forks its children
+_EVIDENCE: dict[str, list[Evidence]] = {name: [] for name in _SEQUENCES}
 
 
-def seed_at(index: int, quorum: bool = False) -> tuple[str, int]:
+def _sequence_name(sequence: bool | str) -> str:
+    """A sequence's name; ``True`` and ``False`` stand for the quorum's and the main one (older callers)."""
+    if isinstance(sequence, bool):
+        return QUORUM if sequence else MAIN
+    return sequence
+
+
+def seed_at(index: int, quorum: bool | str = False) -> tuple[str, int]:
     """The ``index``-th schedule of the sequence a mutant runs: (settings, seed), the settings named by
-    ``_PROFILES`` in turn (KIP-966 first), or by ``_QUORUM_PROFILES`` for a mutant of the quorum."""
-    profiles = _QUORUM_PROFILES if quorum else _PROFILES
+    ``_PROFILES`` in turn (KIP-966 first), by ``_QUORUM_PROFILES`` for a mutant of the quorum (``quorum``
+    True or ``"quorum"``), by ``_IDEMPOTENT_PROFILES`` for one of the producer state (``"idempotent"``)."""
+    profiles = _SEQUENCES[_sequence_name(quorum)]
     return profiles[index % len(profiles)], index // len(profiles)
 
 
@@ -88,6 +105,18 @@ def quorum_mutant(mutant: Mutant) -> bool:
     """A mutant of the controller quorum's own code (``raft/``, ``quorum_controller``)."""
     path = mutant.path.replace(os.sep, "/")
     return "/raft/" in path or path.endswith("/quorum_controller.py")
+
+
+def idempotent_mutant(mutant: Mutant) -> bool:
+    """A mutant of the idempotent producer state (``producer_state.py``)."""
+    return mutant.path.replace(os.sep, "/").endswith("/producer_state.py")
+
+
+def sequence_of(mutant: Mutant) -> str:
+    """The name of the sequence of settings ``mutant`` runs (``_SEQUENCES``)."""
+    if quorum_mutant(mutant):
+        return QUORUM
+    return IDEMPOTENT if idempotent_mutant(mutant) else MAIN
 
 
 def core_mutants(directory: str = PROTOCOL_DIR) -> list[Mutant]:
@@ -148,10 +177,12 @@ class Evidence:
         return hit is not None and any(line in hit for line in range(mutant.line, mutant.end_line + 1))
 
 
-def baseline_evidence(seeds_per_setting: int, workers: int, quorum: bool) -> list[Evidence]:
-    """The core's runs of the first ``seeds_per_setting`` x (settings of the sequence) schedules."""
-    total = len(_QUORUM_PROFILES if quorum else _PROFILES) * seeds_per_setting
-    chunks = [[(i, quorum) for i in range(w, total, workers)] for w in range(workers)]
+def baseline_evidence(seeds_per_setting: int, workers: int, quorum: bool | str) -> list[Evidence]:
+    """The core's runs of the first ``seeds_per_setting`` x (settings of the sequence) schedules (``quorum``:
+    the sequence, as ``seed_at`` takes it)."""
+    sequence = _sequence_name(quorum)
+    total = len(_SEQUENCES[sequence]) * seeds_per_setting
+    chunks = [[(i, sequence) for i in range(w, total, workers)] for w in range(workers)]
     with _CONTEXT.Pool(workers) as pool:
         parts = pool.map(_evidence_of, chunks)
     merged: dict[int, Evidence] = {}
@@ -160,10 +191,10 @@ def baseline_evidence(seeds_per_setting: int, workers: int, quorum: bool) -> lis
     return [merged[i] for i in range(total)]
 
 
-def _evidence_of(indexes: list[tuple[int, bool]]) -> dict[int, Evidence]:
+def _evidence_of(indexes: list[tuple[int, str]]) -> dict[int, Evidence]:
     out = {}
-    for index, quorum in indexes:
-        variant, seed = seed_at(index, quorum)
+    for index, sequence in indexes:
+        variant, seed = seed_at(index, sequence)
         with line_coverage(PROTOCOL_DIR) as hits:
             result = run_schedule(generate(seed, _OPTIONS[variant]), keep_trace=True)
         out[index] = Evidence(_fingerprint_of(result), result.finding is not None,
@@ -175,7 +206,7 @@ def baseline_lines(seeds_per_setting: int, workers: int) -> dict[str, set[int]]:
     """Lines of the core executed by the unmutated simulator on the first schedules of the sequence,
     ``seeds_per_setting`` for each of its cluster settings."""
     merged: dict[str, set[int]] = {}
-    for evidence in baseline_evidence(seeds_per_setting, workers, quorum=False):
+    for evidence in baseline_evidence(seeds_per_setting, workers, MAIN):
         for filename, lines in evidence.lines.items():
             merged.setdefault(filename, set()).update(lines)
     return merged
@@ -201,17 +232,18 @@ def run_campaign(mutants: list[Mutant], campaign: Campaign) -> list[Outcome]:
     say = campaign.progress or (lambda _: None)
     for quorum in (False, True):
         steer.aims(quorum)  # the guard table behind the steered schedules, built once before any fork
-    for quorum in (False, True):
-        if any(quorum_mutant(m) == quorum for m in mutants):
-            _EVIDENCE[quorum] = baseline_evidence(campaign.coverage_seeds, campaign.workers, quorum)
+    for sequence in _SEQUENCES:
+        if any(sequence_of(m) == sequence for m in mutants):
+            _EVIDENCE[sequence] = baseline_evidence(campaign.coverage_seeds, campaign.workers, sequence)
         else:
-            _EVIDENCE[quorum] = []
-    say(f"baseline: the core's runs of {len(_EVIDENCE[False])} + {len(_EVIDENCE[True])} (quorum) schedules "
-        f"with their lines and fingerprints ({time.monotonic() - started:.1f} s)")
+            _EVIDENCE[sequence] = []
+    say(f"baseline: the core's runs of {len(_EVIDENCE[MAIN])} + {len(_EVIDENCE[QUORUM])} (quorum) + "
+        f"{len(_EVIDENCE[IDEMPOTENT])} (idempotent) schedules with their lines and fingerprints "
+        f"({time.monotonic() - started:.1f} s)")
     sources = {m.path: _read(m.path) for m in mutants}
     for source in sources.values():
         prepare(source)
-    outcomes = [Outcome(m, SURVIVED) if any(e.executes(m) for e in _EVIDENCE[quorum_mutant(m)])
+    outcomes = [Outcome(m, SURVIVED) if any(e.executes(m) for e in _EVIDENCE[sequence_of(m)])
                 else Outcome(m, NOT_EXERCISED, detail="no baseline schedule executes its lines") for m in mutants]
     pending = [o for o in outcomes if o.status == SURVIVED]
     for round_number in (1, 2, 3):
@@ -234,7 +266,7 @@ def run_campaign(mutants: list[Mutant], campaign: Campaign) -> list[Outcome]:
 def baseline_guard_table() -> tuple[int, dict[str, int]]:
     """The schedules of the main sequence's baseline and, per guard, in how many of them it fired (for the
     self-test's guard table; empty before a campaign ran)."""
-    return len(_EVIDENCE[False]), guard_firings(_EVIDENCE[False]) if _EVIDENCE[False] else {}
+    return len(_EVIDENCE[MAIN]), guard_firings(_EVIDENCE[MAIN]) if _EVIDENCE[MAIN] else {}
 
 
 def _read(path: str) -> str:
@@ -307,15 +339,15 @@ def judge(mutant: Mutant, source: str, first_index: int, seconds: float, identic
     Restores the core before returning."""
     started = time.monotonic()
     index, schedules = first_index, 0
-    quorum = quorum_mutant(mutant)
-    evidence = _EVIDENCE[quorum]
+    sequence = sequence_of(mutant)
+    evidence = _EVIDENCE[sequence]
     try:
         with applied(mutant, source):
             pass
     except NotApplicable as exc:
         return {"seconds": 0.0, "schedules": 0, "next_index": index, "status": NOT_APPLICABLE, "detail": str(exc)}
     while time.monotonic() - started < seconds:
-        variant, seed = seed_at(index, quorum)
+        variant, seed = seed_at(index, sequence)
         schedule = generate(seed, _OPTIONS[variant])
         index += 1
         core = evidence[index - 1] if index - 1 < len(evidence) else None
@@ -402,7 +434,8 @@ def _answer(started: float, schedules: int, index: int, status: str, result: Res
     if result is not None and result.finding is not None:
         options = result.schedule.options
         settings = options.variant + ("+incremental" if options.reassignment_mode == "incremental" else "") + \
-            ("+quorum" if options.controllers > 1 else "") + ("" if options.pre_vote else "-no-pre-vote")
+            ("+quorum" if options.controllers > 1 else "") + ("" if options.pre_vote else "-no-pre-vote") + \
+            ("+idempotent" if options.idempotent else "")
         answer.update(rule=result.finding.rule, variant=settings, seed=result.seed,
                       detail=result.finding.detail[:160])
     return answer
