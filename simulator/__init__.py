@@ -18,7 +18,9 @@ elections; with a quorum also crashes, lossy crashes, isolation and cuts of the 
 controller among the targets). Everything random is drawn from the seed, so a schedule replays byte for byte.
 One schedule in five also carries a scripted episode (``historical_episodes``: a zombie follower, a double
 fast fail-over) aimed at the windows of two bugs Kafka shipped; ``SimOptions.inject_bug`` runs such a
-replaced design in every node's core (``reference_impl.protocol.historical_bugs``).
+replaced design in every node's core (``reference_impl.protocol.historical_bugs``). With
+``SimOptions.idempotent`` the clients write as idempotent producers (``producers``: producer ids, sequences,
+retries of the same batch), which runs the partitions' producer state.
 
 ``quorum_watch`` demands fail-over while a connected majority of voters runs. After every step the nodes'
 trace events (the same events the servers write, from the same code) go
