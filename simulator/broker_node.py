@@ -196,6 +196,11 @@ class SimBroker:
         if not accepted:
             self.world.timer(self, REGISTRATION_RETRY_MS, self._register)
             return
+        if self.pull is not None:
+            # a registration again after the controller replaced ours (STALE_BROKER_EPOCH): the metadata
+            # pull and the timer round go on as they were; only the heartbeats start again
+            self._heartbeat()
+            return
         self.pull = MetadataPull(self.image, epoch)
         self._heartbeat()
         self._pull_metadata()
@@ -217,6 +222,9 @@ class SimBroker:
             self.shutdown_allowed = True
         self.lifecycle.handle_heartbeat_response(error(reply.error), reply.is_fenced, reply.should_shutdown)
         self._drain_lifecycle()
+        if self.lifecycle.state == STARTING:  # the controller replaced our registration: register again
+            self._register()
+            return
         if self.stopping and self.lifecycle.should_shutdown:
             if not self.shutdown_allowed:
                 raise RuleBroken("C9", f"broker {self.id} stops before its session timeout although the controller "

@@ -17,6 +17,13 @@ The server drives it:
    is done and the applied metadata reaches the broker's own registration record (B2);
    ``handle_heartbeat_response`` moves RECOVERY -> RUNNING once the controller unfences it (C5) and keeps
    ``fenced`` up to date afterwards (C6/C7: a fence/unfence cycle keeps the epoch).
+   A heartbeat answered STALE_BROKER_EPOCH (or BROKER_ID_NOT_REGISTERED) says the controller no longer
+   holds the registration the broker heartbeats with: a later registration of the same incarnation
+   replaced it (a registration that timed out at the broker can still reach the controller after the
+   retry was accepted, when a cut network heals and TCP delivers the stale copy). Heartbeats with that
+   epoch can never succeed, so the broker goes back to STARTING and registers again (same incarnation,
+   no clean-shutdown claim: the controller has already taken it out of every ISR as unclean, K4) instead
+   of staying fenced until it restarts.
 4. ``begin_controlled_shutdown()`` (C8) -> heartbeats carry ``want_shutdown``; a reply with
    ``should_shutdown`` (C9) says it may stop; ``shutdown_complete()`` then returns the epoch to write into
    the clean-shutdown marker (B4, K4). ``crash()`` models an unclean stop (no marker written).
@@ -39,11 +46,15 @@ RECOVERY = "RECOVERY"
 RUNNING = "RUNNING"
 PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
 
+# heartbeat errors that say the controller holds no registration with the broker's epoch
+REGISTRATION_GONE = frozenset({Errors.STALE_BROKER_EPOCH, Errors.BROKER_ID_NOT_REGISTERED})
+
 # event -> (allowed source states, target state); None as target = stay
 TRANSITIONS: dict[str, tuple[frozenset[str], str | None]] = {
     "start": (frozenset({OFFLINE}), STARTING),
     "registered": (frozenset({STARTING}), RECOVERY),
     "registration_failed": (frozenset({STARTING}), None),
+    "registration_lost": (frozenset({RECOVERY, RUNNING}), STARTING),
     "recovery_complete": (frozenset({RECOVERY}), None),
     "unfenced": (frozenset({RECOVERY}), RUNNING),
     "begin_controlled_shutdown": (frozenset({RUNNING, RECOVERY, STARTING}), PENDING_CONTROLLED_SHUTDOWN),
@@ -173,7 +184,15 @@ class BrokerLifecycle:
     def handle_heartbeat_response(self, err: KafkaError, is_fenced: bool, should_shutdown: bool) -> None:
         """Track the controller's view: unfenced in RECOVERY -> RUNNING (B2); fenced later (C6) keeps the
         state (the epoch survives, C7); ``should_shutdown`` during a controlled shutdown allows the stop (C9).
-        An error reply changes nothing (the next heartbeat retries)."""
+        STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED in RECOVERY or RUNNING: the registration is gone,
+        back to STARTING to register again (see the module docstring). Any other error changes nothing (the
+        next heartbeat retries)."""
+        if err.code in REGISTRATION_GONE and self.state in TRANSITIONS["registration_lost"][0]:
+            self._fire("registration_lost")
+            self._emit("registration_lost", broker_epoch=self.broker_epoch, error=err.name)
+            self.fenced = True
+            self._marker_epoch = -1  # nothing was written by a clean shutdown since: no clean claim (K4)
+            return
         if not err.ok or self.state not in (RECOVERY, RUNNING, PENDING_CONTROLLED_SHUTDOWN):
             return
         if is_fenced != self.fenced:

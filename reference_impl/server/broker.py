@@ -31,7 +31,7 @@ import random
 import signal
 import time
 
-from reference_impl.protocol.broker import BrokerLifecycle
+from reference_impl.protocol.broker import STARTING, BrokerLifecycle
 from reference_impl.protocol.broker_session import (
     HWM_CHECKPOINT_INTERVAL_MS,
     METADATA_MAX_WAIT_MS,
@@ -225,6 +225,11 @@ class Broker:
                     self._drain_lifecycle()
                     if reply.error == Errors.NOT_CONTROLLER:  # Q15: again soon, at the active controller
                         await asyncio.sleep(NOT_CONTROLLER_RETRY_MS / 1000)
+                        continue
+                    if self.lifecycle.state == STARTING:  # the controller replaced our registration
+                        log(self.node, f"heartbeat answered {Errors(reply.error).name} for broker epoch "
+                                       f"{hb.broker_epoch}: registering again")
+                        await self._register()
                         continue
                 except (ConnectionError, TimeoutError, OSError) as exc:
                     log_throttled(self.node, "heartbeat", f"heartbeat failed: {exc!r}")

@@ -91,3 +91,36 @@ def test_crash_and_illegal_events():
         b.recovery_complete()
     with pytest.raises(InvariantViolation):
         BrokerLifecycle(2).handle_registration_response(OK, 1)
+
+
+@pytest.mark.parametrize("code", [Errors.STALE_BROKER_EPOCH, Errors.BROKER_ID_NOT_REGISTERED])
+def test_a_heartbeat_told_the_registration_is_gone_registers_again(code):
+    b = registered(marker=17, epoch=40)
+    b.recovery_complete()
+    b.handle_heartbeat_response(OK, False, False)
+    assert b.state == RUNNING
+    incarnation = b.incarnation_id
+    b.drain_events()
+    b.handle_heartbeat_response(error(code), False, False)
+    assert b.state == STARTING and b.fenced and b.build_heartbeat(100) is None
+    req = b.registration_request()
+    # the same process (incarnation), and no clean-shutdown claim: none happened since the marker was read
+    assert req.incarnation_id == incarnation and req.previous_broker_epoch == -1
+    assert [e["kind"] for e in b.drain_events()] == ["broker_state", "registration_lost"]
+    b.handle_registration_response(OK, 55)
+    b.recovery_complete()
+    assert b.state == RECOVERY and b.broker_epoch == 55
+    assert b.build_heartbeat(54).want_fence and not b.build_heartbeat(55).want_fence  # B2 again
+    b.handle_heartbeat_response(OK, False, False)
+    assert b.state == RUNNING and not b.fenced
+
+
+def test_other_heartbeat_errors_and_a_stale_epoch_while_shutting_down_change_nothing():
+    b = registered(epoch=40)
+    b.recovery_complete()
+    b.handle_heartbeat_response(OK, False, False)
+    b.handle_heartbeat_response(error(Errors.NOT_CONTROLLER), True, False)
+    assert b.state == RUNNING and not b.fenced
+    b.begin_controlled_shutdown()
+    b.handle_heartbeat_response(error(Errors.STALE_BROKER_EPOCH), False, False)
+    assert b.state == PENDING_CONTROLLED_SHUTDOWN  # it is stopping: the session timeout bounds the wait

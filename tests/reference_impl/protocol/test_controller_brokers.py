@@ -166,3 +166,40 @@ def test_create_topic_places_replicas_and_validates():
     assert ctl.create_topic("d", assignment={0: [1, 9]}).response.error.code == Errors.INVALID_REPLICA_ASSIGNMENT
     for bad in ("", "..", "a/b", "x" * 250):
         assert ctl.create_topic(bad).response.error.code == Errors.INVALID_TOPIC_EXCEPTION
+
+
+def test_a_late_copy_of_a_registration_then_the_broker_registers_again():
+    # A broker's registration times out while the network is cut; its retry is accepted (E1) and it runs.
+    # When the cut heals, TCP delivers the first copy, which the controller takes as a same-incarnation
+    # retry: a new epoch E2 the broker never hears of. Its heartbeats with E1 get STALE_BROKER_EPOCH, and it
+    # registers again (same incarnation), learns E3, catches up and is unfenced: it does not stay fenced.
+    import random
+
+    from reference_impl.protocol.broker import RUNNING, STARTING, BrokerLifecycle
+    from reference_impl.protocol.broker_session import registered
+
+    ctl = cluster(brokers=(1, 2))
+    b = BrokerLifecycle(3)
+    req = b.start(random.Random(3), None)
+    first = ctl.register_broker(3, req.incarnation_id)      # the copy that will arrive late
+    accepted = ctl.apply(ctl.register_broker(3, req.incarnation_id))
+    assert registered(b, accepted.error, accepted.broker_epoch)
+    hb = ctl.apply(ctl.heartbeat(3, b.broker_epoch, want_fence=False, want_shutdown=False,
+                                 metadata_offset=ctl.next_offset, now_ms=0))
+    b.handle_heartbeat_response(hb.error, hb.is_fenced, False)
+    assert b.state == RUNNING
+    late = ctl.apply(ctl.register_broker(3, req.incarnation_id))  # processed now, like ``first``
+    assert late.error.ok and late.broker_epoch > b.broker_epoch and first.response.error.ok
+    hb = ctl.apply(ctl.heartbeat(3, b.broker_epoch, want_fence=False, want_shutdown=False,
+                                 metadata_offset=ctl.next_offset, now_ms=0))
+    assert hb.error.code == Errors.STALE_BROKER_EPOCH and ctl.brokers[3].fenced
+    b.handle_heartbeat_response(hb.error, hb.is_fenced, False)
+    assert b.state == STARTING
+    again = ctl.apply(ctl.register_broker(3, b.registration_request().incarnation_id,
+                                          previous_broker_epoch=b.registration_request().previous_broker_epoch))
+    assert registered(b, again.error, again.broker_epoch) and b.broker_epoch == ctl.brokers[3].epoch
+    hb = ctl.apply(ctl.heartbeat(3, b.broker_epoch, want_fence=False, want_shutdown=False,
+                                 metadata_offset=ctl.next_offset, now_ms=0))
+    b.handle_heartbeat_response(hb.error, hb.is_fenced, False)
+    assert b.state == RUNNING and not ctl.brokers[3].fenced
+    assert ctl.invariant_violations() == []
