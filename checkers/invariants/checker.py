@@ -121,8 +121,28 @@ class TraceSweep:
         end = Step({}, END, False, None, None)
         for judge, memory in sum(self._rules.get(END, ((), ())), ()):
             judge(self.state, end, self.res, memory)
+        _note_quiet_coordinators(self.state, self.res)
         return _verdict(self.res, self.state.parts, self.spec, list(ops), self.events, trace_given,
                         loss_status, queue)
+
+
+def _note_quiet_coordinators(state: Any, res: Results) -> None:
+    """I23-I25 with nothing to judge although the coordinators traced: a run whose group formed but never
+    had a commit accepted, or whose coordinators wrote state records but completed no transaction, is not
+    missing events; those rules held vacuously. Without any such event the tracing itself is in doubt (an
+    older trace), and the rules stay unknown; so do rules that noted why they could not judge (an
+    undecodable assignment, a decision the trace leaves open)."""
+    if state.groups.generations:
+        res.vacuous.setdefault("I23", "no offset commit was accepted (the group coordinator traced "
+                                      f"{len(state.groups.generations)} generations)")
+        res.vacuous.setdefault("I24", "no assignment was handed out (the group coordinator traced "
+                                      f"{len(state.groups.generations)} generations)")
+    if state.txns.transitions:
+        res.vacuous.setdefault("I25", f"no transaction completed (the transaction coordinators traced "
+                                      f"{state.txns.transitions} state records)")
+    for inv in list(res.vacuous):
+        if inv in res.notes:
+            del res.vacuous[inv]
 
 
 def check_invariants(spec: CheckedSpec | Mapping | None, ops: list[dict], traces: list[dict], trace_given: bool = True,
@@ -153,6 +173,8 @@ def _verdict(res: Results, parts: dict, spec: CheckedSpec, ops: list[dict], n_ev
             entry.update(valid=False, count=res.counts[inv], violations=res.violations[inv])
         elif res.evaluated.get(inv):
             entry.update(valid=True, evaluated=res.evaluated[inv])
+        elif inv in res.vacuous:
+            entry.update(valid=True, evaluated=0, reason=res.vacuous[inv])
         else:
             why = res.notes.get(inv) or ("no trace given" if not n_events and inv not in ("I6", "I7", "I15")
                                          else "the events it needs are absent")

@@ -76,11 +76,13 @@ class TxnView:
         self.decided: dict[Any, Decision] = {}  # transactional id -> its open decision
         # (topic, partition, replica) -> (leader epoch, {producer id: (highest epoch appended, event)})
         self.appended: dict[tuple, tuple[Any, dict[Any, tuple[int, dict]]]] = {}
+        self.transitions = 0  # txn_transition events seen: the coordinators traced (see ``quiet``)
 
     def apply(self, step: Step) -> None:
         """Move the transactions' state by a coordinator's or leader's event (one of ``events.TXN_KINDS``)."""
         ev, kind = step.ev, step.kind
         if kind == TXN_TRANSITION:
+            self.transitions += 1
             tid, to = ev.get("transactional_id"), ev.get("to")
             if to in PREPARED and isinstance(ev.get("producer_epoch"), int):
                 self.decided[tid] = Decision(ev, ev.get("producer_id"), ev["producer_epoch"], PREPARED[to],

@@ -222,3 +222,18 @@ def test_idempotent_batches_are_judged_in_a_run_without_transactions_and_absent_
         verdict = judged(spec, other, inv)
         assert verdict["valid"] is True and verdict["applicable"] is False
         assert judged(TXN, other, inv)["valid"] == "unknown"
+
+
+def test_a_group_that_formed_but_committed_nothing_holds_i23_vacuously():
+    # the coordinator traced its generations, so the events are there: no commit accepted is nothing to judge
+    # (a subscribe+txn run whose consumers never committed), not "events absent"
+    verdict = judged(GROUPS, [generation(1, ["a"], 10), handed(1, "a", [("q", 0)])], "I23")
+    assert verdict["valid"] is True and verdict["evaluated"] == 0 and "generations" in verdict["reason"]
+    assert judged(GROUPS, [generation(1, ["a"], 10)], "I24")["valid"] is True
+    # a zombie's stale commit is still flagged: vacuity only fills in where nothing was judged
+    assert judged(GROUPS, [*rebalances(), commit(1, "a", 2, 30)], "I23")["valid"] is False
+
+
+def test_coordinators_that_completed_no_transaction_hold_i25_vacuously():
+    verdict = judged(TXN, [transition("Empty", "Ongoing")], "I25")
+    assert verdict["valid"] is True and verdict["evaluated"] == 0 and "state records" in verdict["reason"]
