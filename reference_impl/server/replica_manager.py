@@ -283,11 +283,12 @@ class ReplicaManager:
             if h.producer_id >= 0 and h.base_sequence < 0 and not from_coordinator:
                 # only a coordinator's batches go without a sequence (the core skips their sequence check)
                 return sv.ProduceResult(Errors.INVALID_RECORD, error_message="producer batch without a sequence")
-            appended = await self._append(part, topic, partition, raw, h, acks, transactional_id, verifier)
+            fields = batch_txn_fields(raw)  # (attributes, control type): read once, for the core and the trace
+            appended = await self._append(part, topic, partition, raw, h, fields, acks, transactional_id, verifier)
             if isinstance(appended, sv.ProduceResult):
                 return appended  # refused before the core saw it (verification)
             result = appended
-            self._trace_producer_append(part, h, raw, result)
+            self._trace_producer_append(part, h, fields, result)
             key = ((topic, partition), result.ack_id)
             if result.pending and wait:
                 # registered before _after() drains completed acks, so no verdict can slip past it
@@ -312,12 +313,12 @@ class ReplicaManager:
                                     ack.error.message)
         return sv.ProduceResult(Errors.NONE, first_base, -1, part.log.log_start_offset)
 
-    def _trace_producer_append(self, part: Partition, h: Any, raw: bytes, result: AppendResult) -> None:
+    def _trace_producer_append(self, part: Partition, h: Any, fields: tuple[int, int], result: AppendResult) -> None:
         """Trace a producer's batch or a marker the core appended as leader (a refused batch and a
         duplicate have no offset of their own: nothing was appended)."""
         if h.producer_id < 0 or result.duplicate or result.base_offset < 0:
             return
-        attributes, control_type = batch_txn_fields(raw)
+        attributes, control_type = fields
         replica = part.replica
         if h.is_control:
             event = txn_marker_event(part.topic, part.partition, self.broker_id, replica.leader_epoch, h.producer_id,
@@ -328,14 +329,15 @@ class ReplicaManager:
                                          bool(attributes & TRANSACTIONAL_BIT))
         self.tracer.write(event)
 
-    async def _append(self, part: Partition, topic: str, partition: int, raw: bytes, h: Any, acks: int,
+    async def _append(self, part: Partition, topic: str, partition: int, raw: bytes, h: Any,
+                      fields: tuple[int, int], acks: int,
                       transactional_id: str | None, verifier: Verifier | None) -> AppendResult | sv.ProduceResult:
         """One batch into the core. A producer's transactional batches go one at a time per partition, so a
         batch waiting for its verification (KIP-890 part 1, when it would open a transaction) is not
         overtaken by the next one: Kafka serialises a connection's requests, this server runs them
         concurrently and only answers them in order. Nothing awaits after the core's append, so the caller
         registers its ack before any verdict can be drained."""
-        attributes, control_type = batch_txn_fields(raw)
+        attributes, control_type = fields
         if not attributes & TRANSACTIONAL_BIT or h.is_control:
             return self._append_now(part, raw, h, acks, attributes, control_type, None)
         async with self._txn_locks.setdefault((topic, partition, h.producer_id), asyncio.Lock()):
