@@ -58,12 +58,18 @@ def two_members(h: TracedHarness, a_parts: bytes, b_parts: bytes) -> tuple[str, 
     return a, b
 
 
-def test_a_generation_is_reported_once_its_record_commits_with_its_members():
-    h = TracedHarness()
+def rejoined_with_the_write_held(h: TracedHarness) -> str:
+    """A member that joins again; the generation's record is written and held, not yet committed."""
     mid = joined_member(h)
     h.hold = True
     h.join(mid)
     h.advance(100)
+    return mid
+
+
+def test_a_generation_is_reported_once_its_record_commits_with_its_members():
+    h = TracedHarness()
+    mid = rejoined_with_the_write_held(h)
     assert h.of("group_generation") == []  # written, not committed: nobody was told generation 1
     h.hold = False
     h.finish(h.held.pop())
@@ -77,10 +83,7 @@ def test_a_generation_is_reported_once_its_record_commits_with_its_members():
 
 def test_a_failed_generation_write_is_not_reported():
     h = TracedHarness()
-    mid = joined_member(h)
-    h.hold = True
-    h.join(mid)
-    h.advance(100)
+    rejoined_with_the_write_held(h)
     h.fail_appends = Errors.REQUEST_TIMED_OUT
     h.finish(h.held.pop())
     h.pump()
