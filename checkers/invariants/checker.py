@@ -132,18 +132,14 @@ def _note_quiet_coordinators(state: Any, res: Results) -> None:
     missing events; those rules held vacuously. Without any such event the tracing itself is in doubt (an
     older trace), and the rules stay unknown; so do rules that noted why they could not judge (an
     undecodable assignment, a decision the trace leaves open)."""
-    if state.groups.generations:
-        res.vacuous.setdefault("I23", "no offset commit was accepted (the group coordinator traced "
-                                      f"{len(state.groups.generations)} generations)")
-        res.vacuous.setdefault("I24", "no assignment was handed out (the group coordinator traced "
-                                      f"{len(state.groups.generations)} generations)")
-    if state.txns.transitions:
-        res.vacuous.setdefault("I25", f"no transaction completed (the transaction coordinators traced "
-                                      f"{state.txns.transitions} state records)")
-    for inv in list(res.vacuous):
-        if inv in res.notes:
-            del res.vacuous[inv]
-
+    generations, transitions = len(state.groups.generations), state.txns.transitions
+    quiet = {}
+    if generations:
+        quiet["I23"] = f"no offset commit was accepted (the group coordinator traced {generations} generations)"
+        quiet["I24"] = f"no assignment was handed out (the group coordinator traced {generations} generations)"
+    if transitions:
+        quiet["I25"] = f"no transaction completed (the transaction coordinators traced {transitions} state records)"
+    res.vacuous.update({inv: why for inv, why in quiet.items() if inv not in res.notes})
 
 def check_invariants(spec: CheckedSpec | Mapping | None, ops: list[dict], traces: list[dict], trace_given: bool = True,
                      loss_status: str = "forbidden", queue: QueueFindings | None = None) -> dict[str, Any]:
